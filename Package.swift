@@ -1,0 +1,117 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "portcullis",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "portcullis", targets: ["portcullis"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(
+            url: "https://github.com/apple/swift-configuration.git", from: "1.4.0",
+            traits: [.defaults, "YAML", "CommandLineArguments", "Reloading"]
+        ),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+    ],
+    targets: [
+        .target(
+            name: "PortcullisCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "PortcullisCrypto",
+            dependencies: [
+                "PortcullisCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "PortcullisStore",
+            dependencies: [
+                "PortcullisCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "PortcullisHTTP",
+            dependencies: [
+                "PortcullisCore",
+                "PortcullisCrypto",
+                "PortcullisStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "portcullis",
+            dependencies: [
+                "PortcullisCore",
+                "PortcullisCrypto",
+                "PortcullisStore",
+                "PortcullisHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisCoreTests",
+            dependencies: ["PortcullisCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisCryptoTests",
+            dependencies: ["PortcullisCrypto"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisStoreTests",
+            dependencies: [
+                "PortcullisStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisHTTPTests",
+            dependencies: [
+                "PortcullisHTTP",
+                "PortcullisStore",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisCLITests",
+            dependencies: ["portcullis"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,98 @@
+/// An error the API reports to its caller.
+///
+/// Every wire code Portcullis can answer with is a case of ``AuthError/Code``:
+/// grepping for a code finds its one definition. The HTTP layer renders an
+/// `AuthError` as Google's error envelope; nothing else decides statuses.
+public struct AuthError: Error, Sendable, Equatable {
+    /// The wire code, e.g. `EMAIL_EXISTS`.
+    public let code: Code
+    /// Optional detail appended to the code as `CODE : detail` (client SDKs split on it).
+    public let detail: String?
+
+    /// Creates an error with a wire code and an optional detail.
+    public init(_ code: Code, detail: String? = nil) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// The envelope's `message`: the code, then ` : detail` when there is one.
+    public var message: String {
+        guard let detail, !detail.isEmpty else { return code.rawValue }
+        return "\(code.rawValue) : \(detail)"
+    }
+
+    /// The wire codes of the Identity Toolkit API and of Portcullis' admin API.
+    public enum Code: String, Sendable, CaseIterable {
+        // Request shape
+        case invalidArgument = "INVALID_ARGUMENT"
+        case payloadTooLarge = "PAYLOAD_TOO_LARGE"
+        case notFound = "NOT_FOUND"
+        case methodNotAllowed = "METHOD_NOT_ALLOWED"
+        case apiKeyInvalid = "API key not valid. Please pass a valid API key."
+
+        // Admin access
+        case unauthenticated = "UNAUTHENTICATED"
+        case permissionDenied = "PERMISSION_DENIED"
+
+        // Projects and tenants
+        case projectNotFound = "PROJECT_NOT_FOUND"
+        case tenantNotFound = "TENANT_NOT_FOUND"
+        case tenantIdMismatch = "TENANT_ID_MISMATCH"
+        case projectDisabled = "PROJECT_DISABLED"
+        case adminKeyNotFound = "ADMIN_KEY_NOT_FOUND"
+
+        // Self-service restrictions and sign-in methods
+        case adminOnlyOperation = "ADMIN_ONLY_OPERATION"
+        case operationNotAllowed = "OPERATION_NOT_ALLOWED"
+        case passwordLoginDisabled = "PASSWORD_LOGIN_DISABLED"
+
+        // Infrastructure
+        case unavailable = "UNAVAILABLE"
+        case internalError = "INTERNAL_ERROR"
+
+        /// The HTTP status class of the code.
+        public var httpStatus: Int {
+            switch self {
+            case .unauthenticated: 401
+            case .permissionDenied: 403
+            case .notFound, .projectNotFound, .tenantNotFound, .adminKeyNotFound: 404
+            case .methodNotAllowed: 405
+            case .payloadTooLarge: 413
+            case .internalError: 500
+            case .unavailable: 503
+            default: 400
+            }
+        }
+
+        /// The Google RPC status name carried as `"status"` in the envelope.
+        ///
+        /// Present on every non-400 class (as Google's front end does) and on
+        /// `INVALID_ARGUMENT`, whose status is its own name.
+        public var rpcStatus: String? {
+            switch self {
+            case .invalidArgument, .apiKeyInvalid: "INVALID_ARGUMENT"
+            case .unauthenticated: "UNAUTHENTICATED"
+            case .permissionDenied: "PERMISSION_DENIED"
+            case .notFound, .projectNotFound, .tenantNotFound, .adminKeyNotFound: "NOT_FOUND"
+            case .methodNotAllowed: "UNIMPLEMENTED"
+            case .payloadTooLarge: "OUT_OF_RANGE"
+            case .unavailable: "UNAVAILABLE"
+            case .internalError: "INTERNAL"
+            default: nil
+            }
+        }
+
+        /// The `reason` of the envelope's `errors[0]`, as Google's front end names it.
+        public var reason: String {
+            switch self {
+            case .apiKeyInvalid: "badRequest"
+            case .unauthenticated: "unauthorized"
+            case .permissionDenied: "forbidden"
+            case .notFound, .projectNotFound, .tenantNotFound, .adminKeyNotFound: "notFound"
+            case .unavailable: "backendError"
+            case .internalError: "backendError"
+            default: "invalid"
+            }
+        }
+    }
+}

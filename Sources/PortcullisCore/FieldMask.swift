@@ -1,0 +1,41 @@
+import Foundation
+
+/// A Google `updateMask`: the field paths a PATCH changes.
+///
+/// Identity Platform semantics: each named path takes the request's value (or
+/// its default when the request omits it), every other field keeps its current
+/// value, and an empty mask replaces the whole resource.
+public struct FieldMask: Sendable, Equatable {
+    /// The dotted paths, camelCase.
+    public let paths: [String]
+
+    /// Parses the comma-separated query form (`a,b.c`); snake_case paths are accepted.
+    ///
+    /// A path not in `allowed` is `INVALID_ARGUMENT`.
+    public init(parsing text: String?, allowed: Set<String>) throws(AuthError) {
+        let raw = (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        var paths: [String] = []
+        for path in raw where !path.isEmpty {
+            let camel = path.split(separator: ".").map { JSONValue.camelCase(String($0)) }.joined(separator: ".")
+            guard allowed.contains(camel) else {
+                throw AuthError(.invalidArgument, detail: "Invalid update mask path: \(path)")
+            }
+            paths.append(camel)
+        }
+        self.paths = paths
+    }
+
+    /// Whether the mask names no field (a full replacement).
+    public var isEmpty: Bool { paths.isEmpty }
+
+    /// Applies `patch` to `current`: the masked paths come from the patch, the rest stays.
+    public func apply(_ patch: JSONValue, to current: JSONValue) -> JSONValue {
+        guard !isEmpty else { return patch }
+        var merged = current
+        for path in paths {
+            let components = path.split(separator: ".").map(String.init)
+            merged.setValue(patch.value(at: components), at: components)
+        }
+        return merged
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+
+/// A JSON document as a value, for the lenient reading Google's front end does.
+///
+/// Requests are parsed into a `JSONValue` first, then read field by field with
+/// the accessors of ``JSONValue/Reader``: they accept snake_case keys and
+/// numbers where strings are expected (the Admin SDKs send both), and report a
+/// wrong type as `INVALID_ARGUMENT` naming the field, never as a crash.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// Parses UTF-8 JSON; malformed input or invalid UTF-8 is `INVALID_ARGUMENT`.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(AuthError) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch {
+            throw AuthError(.invalidArgument, detail: "Invalid JSON payload received")
+        }
+    }
+
+    /// The value serialized as compact JSON with sorted keys.
+    public func serialized() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // safe: encoding a JSONValue cannot fail, every case maps to a JSON primitive.
+        let data = (try? encoder.encode(self)) ?? Data("null".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The object's members, or `nil` when this is not an object.
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let members) = self { return members }
+        return nil
+    }
+
+    /// A copy whose object keys (recursively) are converted from snake_case to camelCase.
+    ///
+    /// Only for documents whose keys are field names; never apply it to user
+    /// content such as custom claims.
+    public func camelCasedKeys() -> JSONValue {
+        switch self {
+        case .object(let members):
+            var out: [String: JSONValue] = [:]
+            for (key, value) in members {
+                let camel = Self.camelCase(key)
+                // An explicit camelCase key wins over its snake_case spelling.
+                if out[camel] == nil || camel == key { out[camel] = value.camelCasedKeys() }
+            }
+            return .object(out)
+        case .array(let items):
+            return .array(items.map { $0.camelCasedKeys() })
+        default:
+            return self
+        }
+    }
+
+    static func camelCase(_ key: String) -> String {
+        guard key.contains("_") else { return key }
+        var result = ""
+        var upperNext = false
+        for character in key {
+            if character == "_" {
+                upperNext = !result.isEmpty
+            } else if upperNext {
+                result += character.uppercased()
+                upperNext = false
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// The value at a dotted path of object members (`client.permissions`), if any.
+    public func value(at path: [String]) -> JSONValue? {
+        var current = self
+        for component in path {
+            guard case .object(let members) = current, let next = members[component] else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// Sets (or, with `nil`, removes) the value at a dotted path, creating objects on the way.
+    public mutating func setValue(_ value: JSONValue?, at path: [String]) {
+        guard let first = path.first else {
+            self = value ?? .null
+            return
+        }
+        var members = objectValue ?? [:]
+        if path.count == 1 {
+            members[first] = value
+        } else {
+            var child = members[first] ?? .object([:])
+            child.setValue(value, at: Array(path.dropFirst()))
+            members[first] = child
+        }
+        self = .object(members)
+    }
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let bool = try? container.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let integer = try? container.decode(Int64.self) {
+            self = .integer(integer)
+        } else if let double = try? container.decode(Double.self) {
+            self = .double(double)
+        } else if let string = try? container.decode(String.self) {
+            self = .string(string)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+extension JSONValue {
+    /// Reads the members of a JSON object leniently, naming fields in errors by their full path.
+    public struct Reader: Sendable {
+        /// The object's members.
+        public let members: [String: JSONValue]
+        /// The dotted path of this object inside the document, for error details.
+        public let path: String
+
+        /// Wraps a value that must be an object (`null` reads as an empty object).
+        public init(_ value: JSONValue, path: String = "") throws(AuthError) {
+            switch value {
+            case .object(let members): self.members = members
+            case .null: self.members = [:]
+            default:
+                throw AuthError(.invalidArgument, detail: "Invalid value at '\(path.isEmpty ? "body" : path)' (expected an object)")
+            }
+            self.path = path
+        }
+
+        func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+        func invalid(_ key: String, _ expected: String) -> AuthError {
+            AuthError(.invalidArgument, detail: "Invalid value at '\(fieldPath(key))' (\(expected))")
+        }
+
+        /// Whether the member is present and not `null`.
+        public func contains(_ key: String) -> Bool {
+            if let value = members[key], value != .null { return true }
+            return false
+        }
+
+        /// A boolean; accepts `true`/`false` and the strings "true"/"false".
+        public func bool(_ key: String) throws(AuthError) -> Bool? {
+            switch members[key] {
+            case nil, .null?: return nil
+            case .bool(let value)?: return value
+            case .string(let text)?:
+                switch text.lowercased() {
+                case "true": return true
+                case "false": return false
+                default: throw invalid(key, "TYPE_BOOL")
+                }
+            default: throw invalid(key, "TYPE_BOOL")
+            }
+        }
+
+        /// An integer; accepts integral numbers and numeric strings.
+        public func int(_ key: String) throws(AuthError) -> Int? {
+            switch members[key] {
+            case nil, .null?: return nil
+            case .integer(let value)?:
+                guard let int = Int(exactly: value) else { throw invalid(key, "TYPE_INT64") }
+                return int
+            case .double(let value)?:
+                guard let int = Int(exactly: value) else { throw invalid(key, "TYPE_INT64") }
+                return int
+            case .string(let text)?:
+                guard let int = Int(text.trimmingCharacters(in: .whitespaces)) else { throw invalid(key, "TYPE_INT64") }
+                return int
+            default: throw invalid(key, "TYPE_INT64")
+            }
+        }
+
+        /// A string; accepts numbers and booleans, rendered as text.
+        public func string(_ key: String) throws(AuthError) -> String? {
+            switch members[key] {
+            case nil, .null?: return nil
+            case .string(let value)?: return value
+            case .integer(let value)?: return String(value)
+            case .double(let value)?: return String(value)
+            case .bool(let value)?: return String(value)
+            default: throw invalid(key, "TYPE_STRING")
+            }
+        }
+
+        /// A nested object, or `nil` when absent.
+        public func object(_ key: String) throws(AuthError) -> Reader? {
+            guard let value = members[key], value != .null else { return nil }
+            guard case .object = value else { throw invalid(key, "expected an object") }
+            return try Reader(value, path: fieldPath(key))
+        }
+
+        /// An array, or `nil` when absent.
+        public func array(_ key: String) throws(AuthError) -> [JSONValue]? {
+            switch members[key] {
+            case nil, .null?: return nil
+            case .array(let items)?: return items
+            default: throw invalid(key, "expected a list")
+            }
+        }
+    }
+}

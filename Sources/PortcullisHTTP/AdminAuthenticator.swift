@@ -1,0 +1,43 @@
+import Foundation
+public import Hummingbird
+import PortcullisCore
+import PortcullisCrypto
+public import PortcullisStore
+
+/// Authenticates admin routes: `Authorization: Bearer <admin key>`.
+///
+/// No key, a malformed, unknown or revoked key → 401 `UNAUTHENTICATED`. The
+/// stored SHA-256 is compared in constant time. A wrong project id in the path
+/// → 404, checked only after authentication so it reveals nothing to strangers.
+/// Scope (project or tenant) is checked by each route against its target.
+public struct AdminAuthenticator: RouterMiddleware {
+    public typealias Context = PortcullisRequestContext
+
+    let keys: AdminKeyRepository
+    let projectId: String
+
+    /// Authenticates against stored keys, for one project.
+    public init(keys: AdminKeyRepository, projectId: String) {
+        self.keys = keys
+        self.projectId = projectId
+    }
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let authorization = request.headers[.authorization],
+            authorization.count > 7, authorization.prefix(7).lowercased() == "bearer ",
+            let (keyId, presentedHash) = AdminKeyCredential.parse(String(authorization.dropFirst(7)))
+        else { throw AuthError(.unauthenticated) }
+        guard let (key, storedHash) = try await keys.findActive(keyId: keyId),
+            SecretToken.constantTimeEquals(presentedHash, storedHash)
+        else { throw AuthError(.unauthenticated) }
+        guard context.parameters.get("project") == projectId else { throw AuthError(.projectNotFound) }
+        if key.lastUsedTime.map({ $0.timeIntervalSinceNow < -60 }) ?? true {
+            try await keys.touch(keyId: keyId)
+        }
+        var context = context
+        context.admin = AdminPrincipal(keyId: keyId, scope: key.scope)
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,49 @@
+public import Prometheus
+import Synchronization
+
+/// Request counters and latency histograms, by route template, method and status.
+///
+/// Backed by one `PrometheusCollectorRegistry` per application (not the
+/// process-global metrics system), so several instances in one test process
+/// keep separate figures.
+public final class HTTPMetrics: Sendable {
+    /// The registry `/metrics` renders.
+    public let registry: PrometheusCollectorRegistry
+    private let counters = Mutex<[String: Counter]>([:])
+    private let histograms = Mutex<[String: DurationHistogram]>([:])
+
+    static let buckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+        .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+        .seconds(1), .seconds(2.5), .seconds(5),
+    ]
+
+    /// Metrics recorded into `registry`.
+    public init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+    }
+
+    /// Records one finished request.
+    func record(route: String, method: String, status: Int, duration: Duration) {
+        let counterKey = "\(route) \(method) \(status)"
+        let counter = counters.withLock { cache in
+            if let counter = cache[counterKey] { return counter }
+            let counter = registry.makeCounter(
+                name: "portcullis_http_requests_total",
+                labels: [("route", route), ("method", method), ("status", String(status))])
+            cache[counterKey] = counter
+            return counter
+        }
+        counter.increment()
+        let histogramKey = "\(route) \(method)"
+        let histogram = histograms.withLock { cache in
+            if let histogram = cache[histogramKey] { return histogram }
+            let histogram = registry.makeDurationHistogram(
+                name: "portcullis_http_request_duration_seconds", labels: [("route", route), ("method", method)],
+                buckets: Self.buckets)
+            cache[histogramKey] = histogram
+            return histogram
+        }
+        histogram.record(duration)
+    }
+}

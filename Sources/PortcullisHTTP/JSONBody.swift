@@ -1,0 +1,36 @@
+public import Hummingbird
+public import PortcullisCore
+
+/// Reading JSON request bodies and writing JSON responses.
+public enum JSONResponse {
+    /// A JSON response with compact, key-sorted output.
+    public static func make(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        let body = value.serialized()
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=UTF-8"],
+            body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+}
+
+extension Request {
+    /// The body as JSON; an empty body reads as `{}`.
+    ///
+    /// Over the context's upload limit → `PAYLOAD_TOO_LARGE` (413); invalid
+    /// UTF-8 or malformed JSON → `INVALID_ARGUMENT`.
+    public func jsonBody(context: some RequestContext) async throws -> JSONValue {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await body.collect(upTo: context.maxUploadSize)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw AuthError(.payloadTooLarge, detail: "Request body exceeds \(context.maxUploadSize) bytes")
+        }
+        guard buffer.readableBytes > 0 else { return .object([:]) }
+        return try JSONValue.parse(buffer.readableBytesView)
+    }
+
+    /// The first value of a query parameter.
+    public func query(_ name: String) -> String? {
+        uri.queryParameters[Substring(name)].map(String.init)
+    }
+}

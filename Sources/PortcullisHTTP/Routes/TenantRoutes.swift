@@ -1,0 +1,54 @@
+import Foundation
+import Hummingbird
+import PortcullisCore
+
+/// `/v2/projects/{project}/tenants[/{tenant}]`: Identity Platform's tenant CRUD.
+struct TenantRoutes {
+    let service: TenantAdminService
+    let projectId: String
+
+    func register(on group: RouterGroup<PortcullisRequestContext>) {
+        group.post("tenants") { request, context in
+            let admin = try context.requireAdmin(for: .project)
+            let tenant = try await service.create(body: request.jsonBody(context: context), actor: admin.actor)
+            return JSONResponse.make(resource(tenant))
+        }
+        group.get("tenants") { request, context in
+            _ = try context.requireAdmin(for: .project)
+            let pageSize = try request.query("pageSize").map { text throws(AuthError) in
+                guard let size = Int(text) else { throw AuthError(.invalidArgument, detail: "pageSize must be a number") }
+                return size
+            }
+            let page = try await service.list(pageSize: pageSize, pageToken: request.query("pageToken"))
+            var body: [String: JSONValue] = ["tenants": .array(page.tenants.map(resource))]
+            if let next = page.nextPageToken { body["nextPageToken"] = .string(next) }
+            return JSONResponse.make(.object(body))
+        }
+        group.get("tenants/{tenant}") { _, context in
+            let id = try context.parameters.require("tenant")
+            _ = try context.requireAdmin(for: .tenant(id))
+            return JSONResponse.make(resource(try await service.get(id: id)))
+        }
+        group.patch("tenants/{tenant}") { request, context in
+            let id = try context.parameters.require("tenant")
+            let admin = try context.requireAdmin(for: .tenant(id))
+            let tenant = try await service.update(
+                id: id, body: request.jsonBody(context: context), updateMask: request.query("updateMask"),
+                actor: admin.actor)
+            return JSONResponse.make(resource(tenant))
+        }
+        group.delete("tenants/{tenant}") { _, context in
+            let id = try context.parameters.require("tenant")
+            let admin = try context.requireAdmin(for: .project)
+            try await service.delete(id: id, actor: admin.actor)
+            return JSONResponse.make(.object([:]))
+        }
+    }
+
+    /// Identity Platform's tenant resource: `name` plus the settings.
+    func resource(_ tenant: Tenant) -> JSONValue {
+        var json = tenant.settings.json
+        json.setValue(.string("projects/\(projectId)/tenants/\(tenant.id)"), at: ["name"])
+        return json
+    }
+}

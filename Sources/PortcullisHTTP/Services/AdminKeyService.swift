@@ -1,0 +1,38 @@
+public import PortcullisCore
+import PortcullisCrypto
+public import PortcullisStore
+
+/// Issuing, listing and revoking admin keys (HTTP and CLI share it).
+public struct AdminKeyService: Sendable {
+    let keys: AdminKeyRepository
+
+    /// A service over the key repository.
+    public init(keys: AdminKeyRepository) {
+        self.keys = keys
+    }
+
+    /// Creates a key; the returned secret exists nowhere else and is shown once.
+    public func create(displayName: String, scope: AdminScope, actor: String) async throws -> (
+        key: AdminKey, secret: String
+    ) {
+        guard !displayName.isEmpty, displayName.count <= 256 else {
+            throw AuthError(.invalidArgument, detail: "displayName must be 1 to 256 characters")
+        }
+        if let tenantId = scope.tenantId, !TenantID.isValid(tenantId) { throw AuthError(.tenantNotFound) }
+        let credential = AdminKeyCredential.generate()
+        let key = try await keys.insert(
+            keyId: credential.keyId, secretHash: credential.secretHash, displayName: displayName, scope: scope,
+            actor: actor)
+        return (key, credential.secret)
+    }
+
+    /// Live keys, all or those of one tenant.
+    public func list(tenantId: String?) async throws -> [AdminKey] {
+        try await keys.list(tenantId: tenantId)
+    }
+
+    /// Revokes a key at once: its next request is 401.
+    public func revoke(keyId: String, actor: String) async throws {
+        guard try await keys.revoke(keyId: keyId, actor: actor) else { throw AuthError(.adminKeyNotFound) }
+    }
+}

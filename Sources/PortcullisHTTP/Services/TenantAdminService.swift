@@ -1,0 +1,99 @@
+public import PortcullisCore
+public import PortcullisStore
+
+/// Tenant and project-config administration: validation, masks, and keeping
+/// this instance's cache in step with its own writes.
+public struct TenantAdminService: Sendable {
+    let tenants: TenantRepository
+    let projectConfig: ProjectConfigRepository
+    let cache: TenantSettingsCache
+
+    /// A service over the repositories and this instance's cache.
+    public init(tenants: TenantRepository, projectConfig: ProjectConfigRepository, cache: TenantSettingsCache) {
+        self.tenants = tenants
+        self.projectConfig = projectConfig
+        self.cache = cache
+    }
+
+    /// Creates a tenant from a request body (every switch off unless set).
+    public func create(body: JSONValue, actor: String) async throws -> Tenant {
+        let tenant = try await tenants.create(settings: TenantSettings(json: body), actor: actor)
+        cache.store(tenant)
+        return tenant
+    }
+
+    /// The tenant; `TENANT_NOT_FOUND` when absent.
+    public func get(id: String) async throws -> Tenant {
+        guard TenantID.isValid(id), let tenant = try await tenants.find(id: id) else {
+            throw AuthError(.tenantNotFound)
+        }
+        return tenant
+    }
+
+    /// One page of tenants and the token of the next page, if any.
+    public func list(pageSize: Int?, pageToken: String?) async throws -> (tenants: [Tenant], nextPageToken: String?) {
+        let size = pageSize ?? 20
+        guard (1...1000).contains(size) else {
+            throw AuthError(.invalidArgument, detail: "pageSize must be between 1 and 1000")
+        }
+        var after: String?
+        if let pageToken, !pageToken.isEmpty {
+            guard let decoded = PageToken.decode(pageToken) else {
+                throw AuthError(.invalidArgument, detail: "Invalid page token")
+            }
+            after = decoded
+        }
+        let page = try await tenants.list(after: after, limit: size + 1)
+        let visible = Array(page.prefix(size))
+        let next = page.count > size ? visible.last.map { PageToken.encode($0.id) } : nil
+        return (visible, next)
+    }
+
+    /// Applies a PATCH: the masked fields from `body`, or the whole resource when the mask is empty.
+    public func update(id: String, body: JSONValue, updateMask: String?, actor: String) async throws -> Tenant {
+        let mask = try FieldMask(parsing: updateMask, allowed: TenantSettings.maskablePaths)
+        let patch = body.camelCasedKeys()
+        guard TenantID.isValid(id),
+            let tenant = try await tenants.update(id: id, actor: actor, change: { current in
+                try TenantSettings(json: mask.apply(patch, to: current.json))
+            })
+        else { throw AuthError(.tenantNotFound) }
+        cache.store(tenant)
+        return tenant
+    }
+
+    /// Deletes a tenant; `TENANT_NOT_FOUND` when absent.
+    public func delete(id: String, actor: String) async throws {
+        guard TenantID.isValid(id), try await tenants.delete(id: id, actor: actor) else {
+            throw AuthError(.tenantNotFound)
+        }
+        cache.remove(tenantId: id)
+    }
+
+    /// The project's own config.
+    public func projectConfig() async throws -> ProjectConfig {
+        try await projectConfig.get()
+    }
+
+    /// PATCHes the project config with the same mask rules as a tenant.
+    public func updateProjectConfig(body: JSONValue, updateMask: String?, actor: String) async throws -> ProjectConfig {
+        let mask = try FieldMask(parsing: updateMask, allowed: TenantSettings.maskablePaths)
+        let patch = body.camelCasedKeys()
+        let config = try await projectConfig.update(actor: actor) { current in
+            try TenantSettings(json: mask.apply(patch, to: current.json))
+        }
+        cache.store(config)
+        return config
+    }
+}
+
+/// Opaque page tokens: base64url of the last item's key.
+enum PageToken {
+    static func encode(_ key: String) -> String {
+        Base64URL.encode(Array(key.utf8))
+    }
+
+    static func decode(_ token: String) -> String? {
+        Base64URL.decode(token).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+}

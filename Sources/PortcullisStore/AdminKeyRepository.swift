@@ -1,0 +1,122 @@
+import Foundation
+public import Logging
+public import PortcullisCore
+import PostgresNIO
+
+/// All SQL of the `admin_keys` table. Secrets are never stored, only their SHA-256.
+public struct AdminKeyRepository: Sendable {
+    let database: Database
+    let logger: Logger
+
+    /// A repository over the database.
+    public init(database: Database, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    /// Stores a new key; `TENANT_NOT_FOUND` when its tenant does not exist.
+    public func insert(
+        keyId: String, secretHash: [UInt8], displayName: String, scope: AdminScope, actor: String
+    ) async throws -> AdminKey {
+        try await database.withTransaction { connection in
+            if let tenantId = scope.tenantId {
+                let exists = try await connection.query(
+                    "SELECT 1 FROM tenants WHERE tenant_id = \(tenantId) FOR SHARE", logger: logger)
+                var found = false
+                for try await _ in exists.decode(Int.self) { found = true }
+                guard found else { throw AuthError(.tenantNotFound) }
+            }
+            let rows = try await connection.query(
+                """
+                INSERT INTO admin_keys (key_id, tenant_id, display_name, secret_hash)
+                VALUES (\(keyId), \(scope.tenantId), \(displayName), \(ByteBuffer(bytes: secretHash)))
+                RETURNING created_at
+                """, logger: logger)
+            var createdAt = Date()
+            for try await created in rows.decode(Date.self) { createdAt = created }
+            let key = AdminKey(
+                keyId: keyId, displayName: displayName, scope: scope, createTime: createdAt, lastUsedTime: nil)
+            try await AuditLogRepository.record(
+                AuditEntry(
+                    tenantId: scope.tenantId, actor: actor, action: "adminKey.create", target: "adminKeys/\(keyId)",
+                    after: .object(["displayName": .string(displayName), "tenantId": scope.tenantId.map(JSONValue.string) ?? .null])),
+                on: connection, logger: logger)
+            return key
+        }
+    }
+
+    /// The live (unrevoked) key with this id and its stored hash, or `nil`.
+    public func findActive(keyId: String) async throws -> (key: AdminKey, secretHash: [UInt8])? {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT display_name, tenant_id, secret_hash, created_at, last_used_at
+                FROM admin_keys WHERE key_id = \(keyId) AND revoked_at IS NULL
+                """, logger: logger)
+            for try await (name, tenantId, hash, createdAt, lastUsed) in rows.decode(
+                (String, String?, ByteBuffer, Date, Date?).self)
+            {
+                let key = AdminKey(
+                    keyId: keyId, displayName: name, scope: tenantId.map(AdminScope.tenant) ?? .project,
+                    createTime: createdAt, lastUsedTime: lastUsed)
+                return (key, Array(hash.readableBytesView))
+            }
+            return nil
+        }
+    }
+
+    /// Records use, at most once a minute per key (keeps the admin path read-mostly).
+    public func touch(keyId: String) async throws {
+        _ = try await database.withConnection { connection in
+            try await connection.query(
+                """
+                UPDATE admin_keys SET last_used_at = now()
+                WHERE key_id = \(keyId) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+                """, logger: logger)
+        }
+    }
+
+    /// Live keys, newest first; only those of `tenantId` when given.
+    public func list(tenantId: String?) async throws -> [AdminKey] {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT key_id, display_name, tenant_id, created_at, last_used_at FROM admin_keys
+                WHERE revoked_at IS NULL AND (\(tenantId)::text IS NULL OR tenant_id = \(tenantId))
+                ORDER BY created_at DESC, key_id
+                """, logger: logger)
+            var keys: [AdminKey] = []
+            for try await (keyId, name, tenant, createdAt, lastUsed) in rows.decode(
+                (String, String, String?, Date, Date?).self)
+            {
+                keys.append(
+                    AdminKey(
+                        keyId: keyId, displayName: name, scope: tenant.map(AdminScope.tenant) ?? .project,
+                        createTime: createdAt, lastUsedTime: lastUsed))
+            }
+            return keys
+        }
+    }
+
+    /// Revokes a key; `false` when no live key has that id.
+    public func revoke(keyId: String, actor: String) async throws -> Bool {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE admin_keys SET revoked_at = now() WHERE key_id = \(keyId) AND revoked_at IS NULL
+                RETURNING tenant_id
+                """, logger: logger)
+            var revoked = false
+            var tenantId: String?
+            for try await tenant in rows.decode(String?.self) {
+                revoked = true
+                tenantId = tenant
+            }
+            guard revoked else { return false }
+            try await AuditLogRepository.record(
+                AuditEntry(tenantId: tenantId, actor: actor, action: "adminKey.revoke", target: "adminKeys/\(keyId)"),
+                on: connection, logger: logger)
+            return true
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+public import PostgresNIO
+
+/// Where PostgreSQL is and how to log in.
+///
+/// Built from `database.url` (`postgres://user:password@host:port/name`) or
+/// from separate fields; TLS is off for loopback hosts and preferred elsewhere.
+public struct DatabaseSettings: Sendable, Equatable {
+    /// Host name or address.
+    public var host: String
+    /// TCP port.
+    public var port: Int
+    /// Role to log in as.
+    public var user: String
+    /// Password, if the server asks for one.
+    public var password: String?
+    /// Database name.
+    public var database: String
+    /// Upper bound of the connection pool.
+    public var maximumConnections: Int
+
+    /// Creates settings from fields.
+    public init(
+        host: String, port: Int = 5432, user: String, password: String? = nil, database: String,
+        maximumConnections: Int = 20
+    ) {
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.database = database
+        self.maximumConnections = maximumConnections
+    }
+
+    /// Parses a `postgres://` or `postgresql://` URL; `nil` when it is not one.
+    public init?(url: String, maximumConnections: Int = 20) {
+        guard let components = URLComponents(string: url),
+            components.scheme == "postgres" || components.scheme == "postgresql",
+            let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
+        else { return nil }
+        let name = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        self.init(
+            host: host, port: components.port ?? 5432, user: user, password: components.password,
+            database: name.isEmpty ? user : name, maximumConnections: maximumConnections)
+    }
+
+    var tls: PostgresClient.Configuration.TLS {
+        ["127.0.0.1", "localhost", "::1"].contains(host) ? .disable : .prefer(.makeClientConfiguration())
+    }
+
+    /// The pool configuration for `PostgresClient`.
+    public var clientConfiguration: PostgresClient.Configuration {
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: tls)
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = .seconds(5)
+        return configuration
+    }
+}

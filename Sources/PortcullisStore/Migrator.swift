@@ -1,0 +1,80 @@
+public import Logging
+import PostgresNIO
+
+/// Applies ``Migration/all`` under a PostgreSQL advisory lock.
+///
+/// Several instances may start at once: each takes the same session-level
+/// advisory lock, so one applies what is missing and the others then find
+/// nothing to do.
+public struct Migrator: Sendable {
+    /// Arbitrary constant naming Portcullis' migration lock.
+    static let lockKey: Int64 = 0x706f_7274_6375_6c6c  // "portcull"
+
+    let database: Database
+    let logger: Logger
+
+    /// A migrator for the database.
+    public init(database: Database, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    /// Applies every pending migration; returns the versions it applied.
+    @discardableResult
+    public func migrate() async throws -> [Int] {
+        try await database.withConnection { connection in
+            try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+            do {
+                let applied = try await applyPending(on: connection)
+                try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                return applied
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    private func applyPending(on connection: PostgresConnection) async throws -> [Int] {
+        try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version integer PRIMARY KEY,
+                name text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now())
+            """, logger: logger)
+        var done = Set<Int>()
+        for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: logger)
+            .decode(Int.self)
+        {
+            done.insert(version)
+        }
+        var applied: [Int] = []
+        for migration in Migration.all where !done.contains(migration.version) {
+            logger.info("applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            try await connection.withTransaction(logger: logger) { connection in
+                _ = try await connection.simpleQuery(migration.sql).get()
+                try await connection.query(
+                    "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
+                    logger: logger)
+            }
+            applied.append(migration.version)
+        }
+        return applied
+    }
+
+    /// The highest applied version, or 0 on an empty database.
+    public func currentVersion() async throws -> Int {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT coalesce(max(version), 0) FROM schema_migrations", logger: logger)
+            for try await version in rows.decode(Int.self) { return version }
+            return 0
+        }
+    }
+
+    /// Whether every known migration has been applied (what `/readyz` checks).
+    public func isCurrent() async -> Bool {
+        (try? await currentVersion()) == Migration.latestVersion
+    }
+}

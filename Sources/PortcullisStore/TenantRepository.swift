@@ -1,0 +1,130 @@
+import Foundation
+public import Logging
+public import PortcullisCore
+import PostgresNIO
+
+/// All SQL of the `tenants` table.
+///
+/// Every change runs in one transaction with its audit row and the
+/// `pg_notify` that tells other instances to drop their cached copy.
+public struct TenantRepository: Sendable {
+    let database: Database
+    let logger: Logger
+
+    /// A repository over the database.
+    public init(database: Database, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    /// Creates a tenant with a generated id.
+    public func create(settings: TenantSettings, actor: String) async throws -> Tenant {
+        let json = settings.json.serialized()
+        // A generated id collides with probability ~1/36^5 per existing slug twin; retry a few times.
+        for _ in 0..<5 {
+            let id = TenantID.generate(displayName: settings.displayName)
+            let created: Tenant? = try await database.withTransaction { connection in
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO tenants (tenant_id, settings) VALUES (\(id), \(json)::jsonb)
+                    ON CONFLICT (tenant_id) DO NOTHING
+                    RETURNING version, created_at
+                    """, logger: logger)
+                for try await (version, createdAt) in rows.decode((Int64, Date).self) {
+                    let tenant = Tenant(id: id, settings: settings, version: version, createTime: createdAt)
+                    try await AuditLogRepository.record(
+                        AuditEntry(
+                            tenantId: id, actor: actor, action: "tenant.create", target: "tenants/\(id)",
+                            after: settings.json), on: connection, logger: logger)
+                    try await InvalidationEvent.tenant(id: id, version: version).send(on: connection, logger: logger)
+                    return tenant
+                }
+                return nil
+            }
+            if let created { return created }
+        }
+        throw AuthError(.internalError, detail: "could not allocate a tenant id")
+    }
+
+    /// The tenant, or `nil` when there is none with that id.
+    public func find(id: String) async throws -> Tenant? {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT settings::text, version, created_at FROM tenants WHERE tenant_id = \(id)", logger: logger)
+            for try await (settings, version, createdAt) in rows.decode((String, Int64, Date).self) {
+                return Tenant(id: id, settings: try Self.decode(settings), version: version, createTime: createdAt)
+            }
+            return nil
+        }
+    }
+
+    /// Up to `limit` tenants ordered by id, starting after `afterId`.
+    public func list(after afterId: String?, limit: Int) async throws -> [Tenant] {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT tenant_id, settings::text, version, created_at FROM tenants
+                WHERE tenant_id > \(afterId ?? "") ORDER BY tenant_id LIMIT \(limit)
+                """, logger: logger)
+            var tenants: [Tenant] = []
+            for try await (id, settings, version, createdAt) in rows.decode((String, String, Int64, Date).self) {
+                tenants.append(
+                    Tenant(id: id, settings: try Self.decode(settings), version: version, createTime: createdAt))
+            }
+            return tenants
+        }
+    }
+
+    /// Applies `change` to the tenant's settings under a row lock; `nil` when the tenant does not exist.
+    ///
+    /// `change` may throw (a validation error) to abort without writing.
+    public func update(
+        id: String, actor: String, change: @Sendable (TenantSettings) throws -> TenantSettings
+    ) async throws -> Tenant? {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                "SELECT settings::text, created_at FROM tenants WHERE tenant_id = \(id) FOR UPDATE", logger: logger)
+            var current: (TenantSettings, Date)?
+            for try await (settings, createdAt) in rows.decode((String, Date).self) {
+                current = (try Self.decode(settings), createdAt)
+            }
+            guard let (before, createdAt) = current else { return nil }
+            let after = try change(before)
+            var version: Int64 = 0
+            let updated = try await connection.query(
+                """
+                UPDATE tenants SET settings = \(after.json.serialized())::jsonb, version = version + 1,
+                    updated_at = now()
+                WHERE tenant_id = \(id) RETURNING version
+                """, logger: logger)
+            for try await newVersion in updated.decode(Int64.self) { version = newVersion }
+            try await AuditLogRepository.record(
+                AuditEntry(
+                    tenantId: id, actor: actor, action: "tenant.update", target: "tenants/\(id)",
+                    before: before.json, after: after.json), on: connection, logger: logger)
+            try await InvalidationEvent.tenant(id: id, version: version).send(on: connection, logger: logger)
+            return Tenant(id: id, settings: after, version: version, createTime: createdAt)
+        }
+    }
+
+    /// Deletes the tenant and everything it owns; `false` when it did not exist.
+    public func delete(id: String, actor: String) async throws -> Bool {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                "DELETE FROM tenants WHERE tenant_id = \(id) RETURNING settings::text", logger: logger)
+            var before: TenantSettings?
+            for try await settings in rows.decode(String.self) { before = try Self.decode(settings) }
+            guard let before else { return false }
+            try await AuditLogRepository.record(
+                AuditEntry(
+                    tenantId: id, actor: actor, action: "tenant.delete", target: "tenants/\(id)",
+                    before: before.json), on: connection, logger: logger)
+            try await InvalidationEvent.tenant(id: id, version: 0).send(on: connection, logger: logger)
+            return true
+        }
+    }
+
+    static func decode(_ text: String) throws -> TenantSettings {
+        try TenantSettings(json: JSONValue.parse(Array(text.utf8)))
+    }
+}
