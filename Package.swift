@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -63,6 +64,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -78,7 +80,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "PortcullisTestSupport",
+            dependencies: [
+                "PortcullisStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/PortcullisTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -95,6 +108,7 @@ let package = Package(
             name: "PortcullisStoreTests",
             dependencies: [
                 "PortcullisStore",
+                "PortcullisTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
@@ -104,13 +118,15 @@ let package = Package(
             dependencies: [
                 "PortcullisHTTP",
                 "PortcullisStore",
+                "PortcullisCrypto",
+                "PortcullisTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PortcullisCLITests",
-            dependencies: ["portcullis"],
+            dependencies: ["PortcullisTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -202,11 +202,14 @@ extension JSONValue {
             }
         }
 
-        /// A string; accepts numbers and booleans, rendered as text.
+        /// A string; accepts numbers and booleans, rendered as text. NUL characters are refused:
+        /// no field of the API can hold one, and PostgreSQL's text cannot either.
         public func string(_ key: String) throws(AuthError) -> String? {
             switch members[key] {
             case nil, .null?: return nil
-            case .string(let value)?: return value
+            case .string(let value)?:
+                guard !value.utf8.contains(0) else { throw invalid(key, "NUL character") }
+                return value
             case .integer(let value)?: return String(value)
             case .double(let value)?: return String(value)
             case .bool(let value)?: return String(value)

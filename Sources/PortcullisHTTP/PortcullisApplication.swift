@@ -1,5 +1,6 @@
 public import Hummingbird
 public import Logging
+public import NIOCore
 public import PortcullisStore
 import Prometheus
 public import ServiceLifecycle
@@ -59,7 +60,7 @@ public struct PortcullisServer: Sendable {
     ///   - onServerRunning: called once the socket listens (sd_notify READY=1).
     public init(
         configuration: ServerConfiguration, logger: Logger, services: [any Service] = [],
-        onServerRunning: @escaping @Sendable () async -> Void = {}
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) {
         let database = Database(settings: configuration.database, logger: logger)
         let tenants = TenantRepository(database: database, logger: logger)
@@ -73,6 +74,7 @@ public struct PortcullisServer: Sendable {
             logger: logger)
 
         let router = Router(context: PortcullisRequestContext.self)
+        router.add(middleware: ErrorEnvelopeMiddleware())
         HealthRoutes(database: database, migrator: migrator, metrics: metrics).register(on: router)
 
         let tenantService = TenantAdminService(tenants: tenants, projectConfig: projectConfig, cache: cache)
@@ -93,7 +95,7 @@ public struct PortcullisServer: Sendable {
             responder: PortcullisResponder(inner: router.buildResponder(), metrics: metrics),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: [database.client, listener] + services,
-            onServerRunning: { _ in await onServerRunning() },
+            onServerRunning: onServerRunning,
             logger: logger)
         application.beforeServerStarts {
             try await migrator.migrate()
@@ -101,5 +103,10 @@ public struct PortcullisServer: Sendable {
         self.database = database
         self.tenantCache = cache
         self.application = application
+    }
+
+    /// Runs until SIGTERM or SIGINT, then drains in-flight requests and stops every service.
+    public func run() async throws {
+        try await application.runService()
     }
 }

@@ -1,14 +1,12 @@
 public import Hummingbird
-import HTTPTypes
-import Logging
 import PortcullisCore
-import PostgresNIO
 
-/// The outermost responder: emulator prefixes, the error envelope, and request metrics.
+/// The outermost responder: emulator prefixes and request metrics.
 ///
-/// Wrapping the router (rather than being a router middleware) means 404s,
-/// 405s and errors thrown anywhere — middleware included — are rendered the
-/// same way and counted.
+/// Wrapping the router (rather than being a router middleware) means every
+/// request is counted, unmatched ones included. Errors are rendered by
+/// ``ErrorEnvelopeMiddleware`` inside the router; this only catches what
+/// escapes it.
 public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context == PortcullisRequestContext {
     public typealias Context = PortcullisRequestContext
 
@@ -31,7 +29,7 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
         do {
             response = try await inner.respond(to: request, context: context)
         } catch {
-            response = Self.errorResponse(for: error, logger: context.logger)
+            response = AuthError(translating: error, logger: context.logger).envelopeResponse()
         }
         metrics.record(
             route: context.endpointPath ?? "unmatched", method: request.method.rawValue,
@@ -46,46 +44,5 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
         var head = request.head
         head.path = String(path.dropFirst(prefix.count))
         return Request(head: head, body: request.body)
-    }
-
-    /// Maps any error to the envelope; only genuine faults become 5xx.
-    static func errorResponse(for error: any Error, logger: Logger) -> Response {
-        let authError: AuthError
-        switch error {
-        case let error as AuthError:
-            authError = error
-        case let error as HTTPError:
-            switch error.status {
-            case .notFound: authError = AuthError(.notFound)
-            case .methodNotAllowed: authError = AuthError(.methodNotAllowed)
-            case .contentTooLarge: authError = AuthError(.payloadTooLarge)
-            case .badRequest: authError = AuthError(.invalidArgument, detail: error.body)
-            default:
-                logger.warning("HTTP error", metadata: ["status": "\(error.status.code)"])
-                authError = AuthError(.invalidArgument, detail: error.status.reasonPhrase)
-            }
-        case let error as PSQLError:
-            authError = Self.map(error, logger: logger)
-        default:
-            logger.error("unhandled error", metadata: ["error.type": "\(type(of: error))"])
-            authError = AuthError(.internalError)
-        }
-        return authError.envelopeResponse()
-    }
-
-    /// Data errors (SQLSTATE class 22, e.g. a NUL byte in text) are the caller's
-    /// fault; a lost connection is 503 so clients retry; the rest is ours.
-    static func map(_ error: PSQLError, logger: Logger) -> AuthError {
-        switch error.code {
-        case .server:
-            let sqlState = error.serverInfo?[.sqlState] ?? ""
-            if sqlState.hasPrefix("22") { return AuthError(.invalidArgument, detail: "Invalid value") }
-            if sqlState.hasPrefix("08") || sqlState.hasPrefix("57") { return AuthError(.unavailable) }
-            logger.error("database error", metadata: ["sqlstate": "\(sqlState)"])
-            return AuthError(.internalError)
-        default:
-            logger.warning("database unavailable", metadata: ["error.code": "\(error.code)"])
-            return AuthError(.unavailable)
-        }
     }
 }

@@ -21,6 +21,11 @@ public final class Database: Sendable {
         self.client = PostgresClient(configuration: settings.clientConfiguration, backgroundLogger: logger)
     }
 
+    /// Runs the pool until the task is cancelled (for one-shot commands; daemons run `client` as a service).
+    public func run() async {
+        await client.run()
+    }
+
     /// Connections currently leased by Portcullis code.
     public var connectionsInUse: Int { inUse.load(ordering: .relaxed) }
 
@@ -34,12 +39,19 @@ public final class Database: Sendable {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    ///
+    /// Errors come out as thrown: `body`'s own (an ``AuthError`` stays one),
+    /// else the failed `BEGIN`/`COMMIT`, rather than postgres-nio's wrapper.
     public func withTransaction<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         inUse.add(1, ordering: .relaxed)
         defer { inUse.subtract(1, ordering: .relaxed) }
-        return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+        do {
+            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error.beginError ?? error.commitError ?? error
+        }
     }
 
     /// Whether a trivial query succeeds.

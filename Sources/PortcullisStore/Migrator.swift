@@ -53,7 +53,9 @@ public struct Migrator: Sendable {
         for migration in Migration.all where !done.contains(migration.version) {
             logger.info("applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
             try await connection.withTransaction(logger: logger) { connection in
-                _ = try await connection.simpleQuery(migration.sql).get()
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
                 try await connection.query(
                     "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
                     logger: logger)

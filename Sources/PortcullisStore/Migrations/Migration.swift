@@ -7,8 +7,9 @@ public struct Migration: Sendable {
     public let version: Int
     /// Short name, recorded with the version.
     public let name: String
-    /// The statements, run in one transaction with the simple query protocol.
-    public let sql: String
+    /// The statements, one SQL statement each, run in order in one transaction
+    /// (the extended query protocol takes a single statement at a time).
+    public let statements: [String]
 
     /// Every migration, in order.
     public static let all: [Migration] = [.foundation]

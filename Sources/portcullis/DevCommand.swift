@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PortcullisCore
+import PortcullisCrypto
+import PortcullisHTTP
+import PortcullisStore
+
+/// `portcullis dev`: a ready-to-try daemon on a private database.
+///
+/// `scripts/dev` starts the private PostgreSQL under `./.portcullis/` and
+/// calls this with its URL. This migrates, makes sure a demo tenant exists
+/// (its id and the dev API key persist in the state directory), issues a
+/// fresh project admin key, prints copy-paste curl commands, and serves.
+struct DevCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dev", abstract: "Run a development daemon with a demo tenant and printed keys.")
+
+    @OptionGroup var options: ConfigOptions
+
+    @Option(help: "Where dev state (API key, demo tenant id) is kept.")
+    var stateDirectory = ".portcullis"
+
+    func run() async throws {
+        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        let apiKey = try persisted("api-key") { "dev-" + SecretToken.random(byteCount: 18) }
+        var loader = options.loader
+        loader.overrides["project_id"] = loader.overrides["project_id"] ?? "demo-project"
+        loader.overrides["api_keys"] = apiKey
+        let settings = try await options.loadSettings(loader)
+        let logger = commandLogger(settings)
+
+        let (tenantId, adminSecret) = try await withDatabase(settings, logger: logger) { database in
+            try await Migrator(database: database, logger: logger).migrate()
+            let service = TenantsCommand.service(database, settings, logger)
+            let known = try? String(contentsOfFile: path("demo-tenant"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let tenant: Tenant
+            if let known, let existing = try? await service.get(id: known) {
+                tenant = existing
+            } else {
+                tenant = try await service.create(
+                    body: .object([
+                        "displayName": .string("demo"), "allowPasswordSignup": .bool(true),
+                        "enableAnonymousUser": .bool(true),
+                    ]), actor: "cli")
+                try tenant.id.write(toFile: path("demo-tenant"), atomically: true, encoding: .utf8)
+            }
+            let (_, secret) = try await AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger))
+                .create(displayName: "dev", scope: .project, actor: "cli")
+            return (tenant.id, secret)
+        }
+        // Written straight to the descriptor: stdout may be a pipe, and the server runs until killed.
+        FileHandle.standardOutput.write(
+            Data(instructions(settings: settings, apiKey: apiKey, adminKey: adminSecret, tenantId: tenantId).utf8))
+        try await runServer(settings: settings, loader: loader)
+    }
+
+    private func path(_ name: String) -> String { "\(stateDirectory)/\(name)" }
+
+    private func persisted(_ name: String, make: () -> String) throws -> String {
+        if let value = try? String(contentsOfFile: path(name), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty
+        {
+            return value
+        }
+        let value = make()
+        try value.write(toFile: path(name), atomically: true, encoding: .utf8)
+        return value
+    }
+
+    private func instructions(settings: Settings, apiKey: String, adminKey: String, tenantId: String) -> String {
+        let base = "http://\(settings.listenHost):\(settings.listenPort)"
+        let project = "\(base)/v2/projects/\(settings.projectId)"
+        return """
+
+            Portcullis dev is starting on \(base)  (project \(settings.projectId))
+
+              API key (end users, ?key=):   \(apiKey)
+              admin key (project scope):    \(adminKey)
+              demo tenant:                  \(tenantId)
+
+            Try it (in another terminal):
+
+              export ADMIN='\(adminKey)'
+
+              # list tenants
+              curl -s -H "Authorization: Bearer $ADMIN" \(project)/tenants
+
+              # disable self-service sign-up and account deletion for the demo tenant
+              curl -s -X PATCH -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \\
+                '\(project)/tenants/\(tenantId)?updateMask=client.permissions' \\
+                -d '{"client":{"permissions":{"disabledUserSignup":true,"disabledUserDeletion":true}}}'
+
+              # see the switches, then the audit trail of the change
+              curl -s -H "Authorization: Bearer $ADMIN" \(project)/tenants/\(tenantId)
+              curl -s -H "Authorization: Bearer $ADMIN" \(project)/tenants/\(tenantId)/auditEvents
+
+            """
+    }
+}

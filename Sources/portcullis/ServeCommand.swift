@@ -1,0 +1,40 @@
+import ArgumentParser
+import Logging
+import NIOCore
+import PortcullisHTTP
+
+/// `portcullis serve`: the daemon.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Run the gateway (migrates the database first).")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() async throws {
+        let loader = options.loader
+        let settings = try await options.loadSettings(loader)
+        try await runServer(settings: settings, loader: loader)
+    }
+}
+
+/// Runs the daemon until SIGTERM/SIGINT: sd_notify on readiness and shutdown, SIGHUP reload.
+func runServer(settings: Settings, loader: SettingsLoader, onReady: @escaping @Sendable () -> Void = {}) async throws {
+    let output = LogOutput(level: settings.logLevel, format: settings.logFormat)
+    output.bootstrap()
+    let logger = Logger(label: "portcullis")
+    let server = PortcullisServer(
+        configuration: settings.serverConfiguration, logger: logger,
+        services: [
+            ReloadService(loader: loader, initial: settings, output: output, logger: logger),
+            SystemdStoppingNotifier(),
+        ],
+        onServerRunning: { channel in
+            logger.notice(
+                "portcullis is listening",
+                metadata: ["address": "\(channel.localAddress?.description ?? "?")", "project": "\(settings.projectId)"])
+            SystemdNotifier.notify("READY=1")
+            onReady()
+        })
+    try await server.run()
+    logger.notice("portcullis stopped")
+}

@@ -1,0 +1,43 @@
+import PortcullisCore
+import PortcullisCrypto
+import Testing
+
+@Suite("Secrets")
+struct SecretTokenTests {
+    @Test("admin key credentials parse back to their id and hash")
+    func credential() throws {
+        let credential = AdminKeyCredential.generate()
+        #expect(credential.secret.hasPrefix("pcak_\(credential.keyId)_"))
+        #expect(credential.secret.count >= 5 + 16 + 1 + 43)
+        let parsed = try #require(AdminKeyCredential.parse(credential.secret))
+        #expect(parsed.keyId == credential.keyId)
+        #expect(parsed.secretHash == credential.secretHash)
+        #expect(AdminKeyCredential.generate().keyId != credential.keyId)
+    }
+
+    @Test("malformed admin keys are refused without a lookup", arguments: [
+        "", "pcak_", "pcak_short_x", "bearer", "pcak_ABCDEFGHIJKLMNOP_x", "pcak_abcdefghijklmno'_x",
+        "AIzaSyD-api-key", String(repeating: "pcak_abcdefghijklmnop_", count: 20),
+    ])
+    func malformed(secret: String) {
+        #expect(AdminKeyCredential.parse(secret) == nil)
+    }
+
+    @Test("constant-time comparison is still a comparison")
+    func compare() {
+        #expect(SecretToken.constantTimeEquals([1, 2, 3], [1, 2, 3]))
+        #expect(!SecretToken.constantTimeEquals([1, 2, 3], [1, 2, 4]))
+        #expect(!SecretToken.constantTimeEquals([1, 2, 3], [1, 2]))
+        #expect(SecretToken.hash("a") != SecretToken.hash("b"))
+        #expect(SecretToken.hash("a").count == 32)
+    }
+
+    @Test("random secrets carry 256 bits and base64url round-trips")
+    func random() {
+        let secret = SecretToken.random()
+        #expect(secret.count == 43)
+        #expect(Base64URL.decode(secret)?.count == 32)
+        #expect(SecretToken.random() != secret)
+        #expect(Base64URL.decode("not base64!") == nil)
+    }
+}

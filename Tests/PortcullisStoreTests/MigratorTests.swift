@@ -1,0 +1,51 @@
+import PortcullisStore
+import PortcullisTestSupport
+import PostgresNIO
+import Testing
+
+@Suite("Migrations")
+struct MigratorTests {
+    @Test("a fresh database gets every migration; applying again is a no-op")
+    func freshThenNoOp() async throws {
+        try await TestDatabase.withDatabase(migrated: false) { database in
+            let migrator = Migrator(database: database, logger: TestDatabase.logger)
+            #expect(await !migrator.isCurrent())
+            let applied = try await migrator.migrate()
+            #expect(applied == Migration.all.map(\.version))
+            #expect(try await migrator.currentVersion() == Migration.latestVersion)
+            #expect(await migrator.isCurrent())
+            #expect(try await migrator.migrate().isEmpty)
+            let tables = try await database.withConnection { connection in
+                var names: [String] = []
+                let rows = try await connection.query(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename", logger: TestDatabase.logger)
+                for try await name in rows.decode(String.self) { names.append(name) }
+                return names
+            }
+            #expect(tables == ["admin_keys", "audit_log", "project_config", "schema_migrations", "tenants"])
+        }
+    }
+
+    @Test("concurrent migrators on separate pools all succeed and apply each version once")
+    func concurrent() async throws {
+        let settings = try await TestDatabase.create()
+        let pools = (0..<4).map { _ in Database(settings: settings, logger: TestDatabase.logger) }
+        try await withThrowingTaskGroup(of: Void.self) { runners in
+            for pool in pools { runners.addTask { await pool.run() } }
+            defer { runners.cancelAll() }
+            let results = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for pool in pools {
+                    group.addTask { try await Migrator(database: pool, logger: TestDatabase.logger).migrate() }
+                }
+                return try await group.reduce(into: [[Int]]()) { $0.append($1) }
+            }
+            #expect(results.flatMap { $0 }.sorted() == Migration.all.map(\.version))
+            let count = try await pools[0].withConnection { connection in
+                let rows = try await connection.query("SELECT count(*) FROM schema_migrations", logger: TestDatabase.logger)
+                for try await count in rows.decode(Int.self) { return count }
+                return -1
+            }
+            #expect(count == Migration.all.count)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import PortcullisCore
+import PortcullisStore
+import PortcullisTestSupport
+import Testing
+
+@Suite("Tenant storage and cache")
+struct TenantStoreTests {
+    @Test("create, update, delete bump versions and write the audit log in the same transaction")
+    func lifecycle() async throws {
+        try await TestDatabase.withDatabase { database in
+            let logger = TestDatabase.logger
+            let tenants = TenantRepository(database: database, logger: logger)
+            let audit = AuditLogRepository(database: database, logger: logger)
+            var settings = TenantSettings()
+            settings.displayName = "Robert'); DROP TABLE tenants;--"
+            let tenant = try await tenants.create(settings: settings, actor: "test")
+            #expect(tenant.version == 1)
+            #expect(try await tenants.find(id: tenant.id)?.settings.displayName == settings.displayName)
+
+            let updated = try await tenants.update(id: tenant.id, actor: "test") { current in
+                var next = current
+                next.permissions.disabledUserSignup = true
+                return next
+            }
+            #expect(updated?.version == 2)
+            #expect(try await tenants.find(id: tenant.id)?.settings.permissions.disabledUserSignup == true)
+
+            struct Refused: Error {}
+            await #expect(throws: Refused.self) {
+                _ = try await tenants.update(id: tenant.id, actor: "test") { _ in throw Refused() }
+            }
+            #expect(try await tenants.find(id: tenant.id)?.version == 2)
+            #expect(try await tenants.update(id: "missing", actor: "test") { $0 } == nil)
+
+            let events = try await audit.list(tenantId: tenant.id, beforeId: nil, limit: 10)
+            #expect(events.map(\.action) == ["tenant.update", "tenant.create"])
+            #expect(events[0].before?.value(at: ["client", "permissions", "disabledUserSignup"]) == .bool(false))
+            #expect(events[0].after?.value(at: ["client", "permissions", "disabledUserSignup"]) == .bool(true))
+
+            #expect(try await tenants.delete(id: tenant.id, actor: "test"))
+            #expect(try await !tenants.delete(id: tenant.id, actor: "test"))
+            #expect(try await tenants.find(id: tenant.id) == nil)
+        }
+    }
+
+    @Test("the cache serves from memory until NOTIFY invalidates it")
+    func cacheInvalidation() async throws {
+        try await TestDatabase.withDatabase { database in
+            let logger = TestDatabase.logger
+            let tenants = TenantRepository(database: database, logger: logger)
+            let projectConfig = ProjectConfigRepository(database: database, projectId: "p", logger: logger)
+            let cache = TenantSettingsCache(tenants: tenants, projectConfig: projectConfig)
+            let tenant = try await tenants.create(settings: TenantSettings(), actor: "test")
+            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserDeletion == false)
+
+            // A write the cache is not told about stays invisible: it is really serving from memory.
+            _ = try await tenants.update(id: tenant.id, actor: "test") { current in
+                var next = current
+                next.permissions.disabledUserDeletion = true
+                return next
+            }
+            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserDeletion == false)
+
+            cache.invalidate(.tenant(id: tenant.id, version: 2))
+            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserDeletion == true)
+
+            // Unknown tenants are TENANT_NOT_FOUND, also for ids that could never exist.
+            for id in ["nope", "bad id'", ""] {
+                let error = await #expect(throws: AuthError.self) { try await cache.settings(tenantId: id) }
+                #expect(error?.code == .tenantNotFound)
+            }
+            // Project users read the project config, defaults until set.
+            #expect(try await cache.settings(tenantId: nil) == TenantSettings())
+        }
+    }
+
+    @Test("the listener applies NOTIFY from another pool to this cache")
+    func listener() async throws {
+        try await TestDatabase.withDatabase { database in
+            let logger = TestDatabase.logger
+            let writer = Database(settings: database.settings, logger: logger)
+            let tenants = TenantRepository(database: database, logger: logger)
+            let cache = TenantSettingsCache(
+                tenants: tenants, projectConfig: ProjectConfigRepository(database: database, projectId: "p", logger: logger))
+            let listener = InvalidationListener(
+                database: database, subscribers: [cache], fullRefreshInterval: .seconds(3600), logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await writer.run() }
+                group.addTask { try await listener.run() }
+                defer { group.cancelAll() }
+                let otherWriter = TenantRepository(database: writer, logger: logger)
+                func enableAnonymous(_ id: String) async throws {
+                    _ = try await otherWriter.update(id: id, actor: "test") {
+                        var next = $0
+                        next.enableAnonymousUser = true
+                        return next
+                    }
+                }
+                // Once a first change is seen, LISTEN is in place (its one start-up flush is behind us).
+                let probe = try await tenants.create(settings: TenantSettings(), actor: "test")
+                _ = try await cache.settings(tenantId: probe.id)
+                try await enableAnonymous(probe.id)
+                #expect(try await eventually { try await cache.settings(tenantId: probe.id).enableAnonymousUser } != nil)
+
+                let tenant = try await tenants.create(settings: TenantSettings(), actor: "test")
+                #expect(try await cache.settings(tenantId: tenant.id).enableAnonymousUser == false)
+                try await enableAnonymous(tenant.id)
+                let delay = try await eventually { try await cache.settings(tenantId: tenant.id).enableAnonymousUser }
+                #expect(delay != nil)
+            }
+        }
+    }
+}
