@@ -1,4 +1,5 @@
 public import Hummingbird
+import NIOCore
 public import PortcullisCore
 
 /// Reading JSON request bodies and writing JSON responses.
@@ -22,7 +23,7 @@ extension Request {
         let buffer: ByteBuffer
         do {
             buffer = try await body.collect(upTo: context.maxUploadSize)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch is NIOTooManyBytesError {
             throw AuthError(.payloadTooLarge, detail: "Request body exceeds \(context.maxUploadSize) bytes")
         }
         guard buffer.readableBytes > 0 else { return .object([:]) }

@@ -50,6 +50,8 @@ public struct PortcullisServer: Sendable {
     public let database: Database
     /// This instance's tenant-settings cache (exposed for tests and later services).
     public let tenantCache: TenantSettingsCache
+    /// Admin-key issuance, shared with the CLI.
+    public let adminKeys: AdminKeyService
     /// The runnable application.
     public let application: App
 
@@ -78,15 +80,13 @@ public struct PortcullisServer: Sendable {
         HealthRoutes(database: database, migrator: migrator, metrics: metrics).register(on: router)
 
         let tenantService = TenantAdminService(tenants: tenants, projectConfig: projectConfig, cache: cache)
-        let authenticator = AdminAuthenticator(
-            keys: AdminKeyRepository(database: database, logger: logger), projectId: configuration.projectId)
+        let adminKeyRepository = AdminKeyRepository(database: database, logger: logger)
+        let adminKeys = AdminKeyService(keys: adminKeyRepository)
+        let authenticator = AdminAuthenticator(keys: adminKeyRepository, projectId: configuration.projectId)
         let admin = router.group("v2/projects/{project}").add(middleware: authenticator)
         TenantRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
-        AdminKeyRoutes(
-            service: AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger)),
-            projectId: configuration.projectId
-        ).register(on: admin)
+        AdminKeyRoutes(service: adminKeys, projectId: configuration.projectId).register(on: admin)
         AuditRoutes(audit: AuditLogRepository(database: database, logger: logger)).register(on: admin)
         let legacyAdmin = router.group("admin/v2/projects/{project}").add(middleware: authenticator)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: legacyAdmin)
@@ -102,6 +102,7 @@ public struct PortcullisServer: Sendable {
         }
         self.database = database
         self.tenantCache = cache
+        self.adminKeys = adminKeys
         self.application = application
     }
 

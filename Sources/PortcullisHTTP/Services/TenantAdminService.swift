@@ -51,13 +51,10 @@ public struct TenantAdminService: Sendable {
 
     /// Applies a PATCH: the masked fields from `body`, or the whole resource when the mask is empty.
     public func update(id: String, body: JSONValue, updateMask: String?, actor: String) async throws -> Tenant {
-        let mask = try FieldMask(parsing: updateMask, allowed: TenantSettings.maskablePaths)
-        let patch = body.camelCasedKeys()
-        guard TenantID.isValid(id),
-            let tenant = try await tenants.update(id: id, actor: actor, change: { current in
-                try TenantSettings(json: mask.apply(patch, to: current.json))
-            })
-        else { throw AuthError(.tenantNotFound) }
+        let change = try Self.settingsPatch(body: body, updateMask: updateMask)
+        guard TenantID.isValid(id), let tenant = try await tenants.update(id: id, actor: actor, change: change) else {
+            throw AuthError(.tenantNotFound)
+        }
         cache.store(tenant)
         return tenant
     }
@@ -77,13 +74,21 @@ public struct TenantAdminService: Sendable {
 
     /// PATCHes the project config with the same mask rules as a tenant.
     public func updateProjectConfig(body: JSONValue, updateMask: String?, actor: String) async throws -> ProjectConfig {
-        let mask = try FieldMask(parsing: updateMask, allowed: TenantSettings.maskablePaths)
-        let patch = body.camelCasedKeys()
-        let config = try await projectConfig.update(actor: actor) { current in
-            try TenantSettings(json: mask.apply(patch, to: current.json))
-        }
+        let config = try await projectConfig.update(
+            actor: actor, change: Self.settingsPatch(body: body, updateMask: updateMask))
         cache.store(config)
         return config
+    }
+
+    /// The change a PATCH makes. The whole body is validated first, as Google's
+    /// front end does, so a wrong type outside the mask is still 400.
+    static func settingsPatch(
+        body: JSONValue, updateMask: String?
+    ) throws -> @Sendable (TenantSettings) throws -> TenantSettings {
+        let mask = try FieldMask(parsing: updateMask, allowed: TenantSettings.maskablePaths)
+        let patch = body.camelCasedKeys()
+        _ = try TenantSettings(json: patch)
+        return { current in try TenantSettings(json: mask.apply(patch, to: current.json)) }
     }
 }
 

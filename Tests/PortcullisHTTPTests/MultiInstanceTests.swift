@@ -1,0 +1,49 @@
+import Hummingbird
+import HummingbirdTesting
+import PortcullisCore
+import PortcullisStore
+import PortcullisHTTP
+import PortcullisTestSupport
+import Testing
+
+@Suite("Several instances on one database")
+struct MultiInstanceTests {
+    @Test("a toggle PATCHed on instance A is in instance B's cache within 1 s")
+    func togglePropagates() async throws {
+        let settings = try await TestDatabase.create()
+        let a = TestGateway.make(settings: settings)
+        let b = TestGateway.make(settings: settings)
+        try await a.application.test(.router) { clientA in
+            try await b.application.test(.router) { _ in
+                let key = try await a.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
+                let gatewayA = TestGateway(server: a, client: clientA, projectKey: key)
+                let probe = try await gatewayA.createTenant()
+                let tenant = try await gatewayA.createTenant()
+                func patch(_ id: String) async throws {
+                    let response = try await gatewayA.send(
+                        .patch, "\(gatewayA.tenants)/\(id)?updateMask=client.permissions",
+                        json: #"{"client":{"permissions":{"disabledUserSignup":true,"disabledUserDeletion":true}}}"#)
+                    #expect(response.status == .ok)
+                }
+                // B's listener flushes once when LISTEN starts; a first change seen through it proves LISTEN is up,
+                // and B's periodic refresh is an hour away, so what follows can only travel by NOTIFY.
+                _ = try await b.tenantCache.settings(tenantId: probe)
+                try await patch(probe)
+                #expect(try await eventually { try await b.tenantCache.settings(tenantId: probe).permissions.disabledUserSignup } != nil)
+
+                let before = try await b.tenantCache.settings(tenantId: tenant)
+                #expect(!before.permissions.disabledUserSignup)
+                try await patch(tenant)
+                // A applies its own change to its very next request.
+                #expect(try await a.tenantCache.settings(tenantId: tenant).permissions.disabledUserSignup)
+                let delay = try await eventually(within: .seconds(3)) {
+                    let seen = try await b.tenantCache.settings(tenantId: tenant)
+                    return seen.permissions.disabledUserSignup && seen.permissions.disabledUserDeletion
+                }
+                let measured = try #require(delay)
+                #expect(measured < .seconds(1), "B saw the toggle after \(measured)")
+                print("toggle propagation A → B: \(measured)")
+            }
+        }
+    }
+}

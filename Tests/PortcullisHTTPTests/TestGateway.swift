@@ -1,0 +1,89 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import PortcullisCore
+import PortcullisHTTP
+import PortcullisStore
+import PortcullisTestSupport
+import Testing
+
+/// A real gateway on a fresh database, driven through Hummingbird's router test client.
+struct TestGateway {
+    static let projectId = "test-project"
+
+    let server: PortcullisServer
+    let client: any TestClientProtocol
+    /// A project-scope admin key's secret.
+    let projectKey: String
+
+    static func make(settings: DatabaseSettings) -> PortcullisServer {
+        PortcullisServer(
+            configuration: ServerConfiguration(
+                projectId: projectId, publicURL: "http://localhost", database: settings,
+                cacheRefreshInterval: .seconds(3600)),
+            logger: TestDatabase.logger)
+    }
+
+    /// Runs `body` against a gateway on a new database.
+    static func run(_ body: @Sendable (TestGateway) async throws -> Void) async throws {
+        let server = make(settings: try await TestDatabase.create())
+        try await server.application.test(.router) { client in
+            let (_, secret) = try await server.adminKeys.create(displayName: "test", scope: .project, actor: "test")
+            try await body(TestGateway(server: server, client: client, projectKey: secret))
+        }
+    }
+
+    /// A new admin key for `scope`.
+    func key(_ scope: AdminScope) async throws -> String {
+        try await server.adminKeys.create(displayName: "k", scope: scope, actor: "test").secret
+    }
+
+    /// Sends a request with the project key unless `key` says otherwise (`.some(nil)` = no header).
+    @discardableResult
+    func send(
+        _ method: HTTPRequest.Method, _ path: String, json: String? = nil, bytes: [UInt8]? = nil, key: String?? = .none
+    ) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let key = key ?? projectKey { headers[.authorization] = "Bearer \(key)" }
+        let body = bytes.map { ByteBuffer(bytes: $0) } ?? json.map { ByteBuffer(string: $0) }
+        return try await client.execute(uri: path, method: method, headers: headers, body: body)
+    }
+
+    /// Creates a tenant and returns its id.
+    func createTenant(_ json: String = #"{"displayName":"t"}"#) async throws -> String {
+        let response = try await send(.post, "/v2/projects/\(Self.projectId)/tenants", json: json)
+        #expect(response.status == .ok)
+        let name = try response.json().value(at: ["name"])
+        guard case .string(let text)? = name, let id = text.split(separator: "/").last else {
+            throw TestSetupError("tenant create returned no name: \(String(buffer: response.body))")
+        }
+        return String(id)
+    }
+
+    var tenants: String { "/v2/projects/\(Self.projectId)/tenants" }
+}
+
+extension TestResponse {
+    func json() throws -> JSONValue { try JSONValue.parse(body.readableBytesView) }
+
+    /// The envelope's message, or nil when this is not an error envelope.
+    var errorMessage: String? {
+        guard case .string(let message)? = try? json().value(at: ["error", "message"]) else { return nil }
+        return message
+    }
+
+    /// Checks the envelope's shape: code equals the HTTP status, errors[0] repeats the message.
+    func expectEnvelope(_ status: HTTPResponse.Status, _ message: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(self.status == status, "\(String(buffer: body))", sourceLocation: sourceLocation)
+        let json = try? self.json()
+        #expect(json?.value(at: ["error", "code"]) == .integer(Int64(status.code)), sourceLocation: sourceLocation)
+        #expect(errorMessage?.hasPrefix(message) == true, "\(errorMessage ?? "no envelope")", sourceLocation: sourceLocation)
+        if case .array(let errors)? = json?.value(at: ["error", "errors"]), let first = errors.first {
+            #expect(first.value(at: ["message"]) == .string(errorMessage ?? ""), sourceLocation: sourceLocation)
+            #expect(first.value(at: ["domain"]) == .string("global"), sourceLocation: sourceLocation)
+        } else {
+            Issue.record("envelope without errors[]", sourceLocation: sourceLocation)
+        }
+    }
+}
