@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PortcullisStore
+import PortcullisTestSupport
+import Testing
+
+@Suite("The portcullis executable")
+struct DaemonTests {
+    static func url(_ settings: DatabaseSettings) -> String {
+        "postgres://\(settings.user)@\(settings.host):\(settings.port)/\(settings.database)"
+    }
+
+    @Test("a missing or invalid setting exits 78 naming the key", arguments: [
+        (["serve", "--listen-port", "abc", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], [String: String](), "listen.port"),
+        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_LISTEN_PORT": "99999"], "listen.port"),
+        (["migrate", "--database-url", "postgres://u@127.0.0.1/d"], [:], "project_id"),
+        (["migrate", "--project-id", "p"], [:], "database.url"),
+        (["migrate", "--project-id", "p", "--database-url", "mysql://nope"], [:], "database.url"),
+        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d", "--log-level", "loud"], [:], "log.level"),
+        (["serve", "--config", "/nonexistent/portcullis.yaml"], [:], "config"),
+        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_PUBLIC_URL": "ftp://x"], "public_url"),
+    ])
+    func configErrors(arguments: [String], environment: [String: String], key: String) async throws {
+        let result = try await DaemonProcess.run(arguments, environment: environment)
+        #expect(result.status == 78, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains(key), "stderr: \(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "one clear line: \(result.stderr)")
+    }
+
+    @Test("flags override the environment, which overrides the file")
+    func precedence() async throws {
+        let settings = try await TestDatabase.create()
+        let file = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).yaml"
+        try "project_id: from-file\ndatabase:\n  url: \"not a url\"\n".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+
+        let fileOnly = try await DaemonProcess.run(["migrate", "--config", file])
+        #expect(fileOnly.status == 78 && fileOnly.stderr.contains("database.url"), "\(fileOnly.stderr)")
+
+        let environment = ["PORTCULLIS_DATABASE_URL": Self.url(settings)]
+        let envWins = try await DaemonProcess.run(["migrate", "--config", file], environment: environment)
+        #expect(envWins.status == 0, "\(envWins.stderr)")
+        #expect(envWins.stdout.contains("schema version \(Migration.latestVersion)"))
+
+        let flagWins = try await DaemonProcess.run(
+            ["migrate", "--config", file, "--database-url", "bogus"], environment: environment)
+        #expect(flagWins.status == 78 && flagWins.stderr.contains("database.url"), "\(flagWins.stderr)")
+    }
+
+    @Test("three concurrent `portcullis migrate` runs all succeed with one schema")
+    func concurrentMigrate() async throws {
+        let settings = try await TestDatabase.create()
+        let arguments = ["migrate", "--project-id", "p", "--database-url", Self.url(settings)]
+        let processes = try (0..<3).map { _ in try DaemonProcess(arguments) }
+        for process in processes {
+            let status = try await process.wait()
+            #expect(status == 0, "\(process.stderr)")
+        }
+        let applied = processes.filter { $0.stdout.contains("applied") }.count
+        #expect(applied == 1, "exactly one run applies: \(processes.map(\.stdout))")
+        let again = try await DaemonProcess.run(arguments)
+        #expect(again.status == 0 && again.stdout.contains("schema is current"), "\(again.stdout)")
+    }
+
+    @Test("serve: READY=1 on NOTIFY_SOCKET, SIGHUP changes the log level, SIGTERM says STOPPING=1 and exits 0")
+    func lifecycle() async throws {
+        let settings = try await TestDatabase.create()
+        let file = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).yaml"
+        func writeConfig(level: String) throws {
+            try """
+                project_id: lifecycle
+                listen:
+                  host: 127.0.0.1
+                  port: 0
+                database:
+                  url: \(Self.url(settings))
+                log:
+                  level: \(level)
+                """.write(toFile: file, atomically: true, encoding: .utf8)
+        }
+        try writeConfig(level: "warning")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let notify = try NotifySocket()
+        let daemon = try DaemonProcess(["serve", "--config", file], environment: ["NOTIFY_SOCKET": notify.path])
+
+        let ready = try await notify.await("READY=1", timeout: .seconds(60))
+        #expect(ready, "no READY=1; stderr: \(daemon.stderr)")
+        // At level warning the notice "portcullis is listening" is suppressed.
+        #expect(!daemon.stderr.contains("portcullis is listening"), "\(daemon.stderr)")
+
+        try writeConfig(level: "info")
+        daemon.signal(SIGHUP)
+        // The reload notice itself is only printed if the new level (info) took effect.
+        let reloaded = try await eventually(within: .seconds(10)) {
+            daemon.stderr.contains("configuration reloaded") && daemon.stderr.contains("log.level=info")
+        }
+        #expect(reloaded != nil, "stderr: \(daemon.stderr)")
+
+        daemon.signal(SIGTERM)
+        #expect(try await notify.await("STOPPING=1", timeout: .seconds(15)))
+        let status = try await daemon.wait(timeout: .seconds(30))
+        #expect(status == 0, "stderr: \(daemon.stderr)")
+    }
+}
