@@ -46,6 +46,35 @@ public struct AuthError: Error, Sendable, Equatable {
         case operationNotAllowed = "OPERATION_NOT_ALLOWED"
         case passwordLoginDisabled = "PASSWORD_LOGIN_DISABLED"
 
+        // Accounts and credentials
+        case emailExists = "EMAIL_EXISTS"
+        case invalidEmail = "INVALID_EMAIL"
+        case missingEmail = "MISSING_EMAIL"
+        case missingPassword = "MISSING_PASSWORD"
+        case weakPassword = "WEAK_PASSWORD"
+        case passwordDoesNotMeetRequirements = "PASSWORD_DOES_NOT_MEET_REQUIREMENTS"
+        case emailNotFound = "EMAIL_NOT_FOUND"
+        case invalidPassword = "INVALID_PASSWORD"
+        case invalidLoginCredentials = "INVALID_LOGIN_CREDENTIALS"
+        case userDisabled = "USER_DISABLED"
+        case userNotFound = "USER_NOT_FOUND"
+        case missingLocalId = "MISSING_LOCAL_ID"
+        case duplicateLocalId = "DUPLICATE_LOCAL_ID"
+        case invalidLocalId = "INVALID_LOCAL_ID"
+        case tooManyAttemptsTryLater = "TOO_MANY_ATTEMPTS_TRY_LATER"
+        case credentialTooOldLoginAgain = "CREDENTIAL_TOO_OLD_LOGIN_AGAIN"
+        case forbiddenClaim = "FORBIDDEN_CLAIM"
+        case claimsTooLarge = "CLAIMS_TOO_LARGE"
+        case invalidClaims = "INVALID_CLAIMS"
+
+        // Tokens
+        case missingIdToken = "MISSING_ID_TOKEN"
+        case invalidIdToken = "INVALID_ID_TOKEN"
+        case tokenExpired = "TOKEN_EXPIRED"
+        case missingRefreshToken = "MISSING_REFRESH_TOKEN"
+        case invalidRefreshToken = "INVALID_REFRESH_TOKEN"
+        case invalidGrantType = "INVALID_GRANT_TYPE"
+
         // Infrastructure
         case unavailable = "UNAVAILABLE"
         case internalError = "INTERNAL_ERROR"

@@ -29,7 +29,9 @@ public final class HTTPMetrics: Sendable {
         let counter = counters.withLock { cache in
             if let counter = cache[counterKey] { return counter }
             let counter = registry.makeCounter(
-                name: "portcullis_http_requests_total",
+                descriptor: MetricNameDescriptor(
+                    namespace: "portcullis", subsystem: "http", metricName: "requests", unitName: "total",
+                    helpText: "HTTP requests by route template, method and status"),
                 labels: [("route", route), ("method", method), ("status", String(status))])
             cache[counterKey] = counter
             return counter
@@ -39,7 +41,10 @@ public final class HTTPMetrics: Sendable {
         let histogram = histograms.withLock { cache in
             if let histogram = cache[histogramKey] { return histogram }
             let histogram = registry.makeDurationHistogram(
-                name: "portcullis_http_request_duration_seconds", labels: [("route", route), ("method", method)],
+                descriptor: MetricNameDescriptor(
+                    namespace: "portcullis", subsystem: "http", metricName: "request_duration", unitName: "seconds",
+                    helpText: "HTTP request latency by route template and method"),
+                labels: [("route", route), ("method", method)],
                 buckets: Self.buckets)
             cache[histogramKey] = histogram
             return histogram

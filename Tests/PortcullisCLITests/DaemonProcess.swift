@@ -15,7 +15,7 @@ final class DaemonProcess: Sendable {
         return root.appendingPathComponent(".build/debug/portcullis").path
     }
 
-    nonisolated(unsafe) let process = Process()
+    let process = Process()
     private let output = OutputBuffer()
 
     /// Starts `portcullis <arguments>` with only `environment` (plus PATH and HOME).

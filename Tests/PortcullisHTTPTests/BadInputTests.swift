@@ -94,7 +94,7 @@ struct OperationsTests {
             #expect(metrics.contains(#"portcullis_http_requests_total{route="/v2/projects/{project}/tenants",method="POST",status="200"} 1"#), "\(metrics)")
             #expect(metrics.contains(#"status="404""#))
             #expect(metrics.contains("portcullis_http_request_duration_seconds_bucket"))
-            #expect(metrics.contains("portcullis_db_connections_max \(gateway.server.database.settings.maximumConnections)"))
+            #expect(metrics.contains("portcullis_db_pool_max_connections \(gateway.server.database.settings.maximumConnections)"))
             #expect(!metrics.contains(gateway.projectKey))
         }
     }

@@ -18,8 +18,14 @@ struct HealthRoutes {
             guard await migrator.isCurrent() else { throw AuthError(.unavailable, detail: "migrations pending") }
             return JSONResponse.make(.object(["status": .string("ok")]))
         }
-        let inUse = metrics.registry.makeGauge(name: "portcullis_db_connections_in_use")
-        let maximum = metrics.registry.makeGauge(name: "portcullis_db_connections_max")
+        let inUse = metrics.registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "portcullis", subsystem: "db_pool", metricName: "in_use", unitName: "connections",
+                helpText: "PostgreSQL connections leased right now"))
+        let maximum = metrics.registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "portcullis", subsystem: "db_pool", metricName: "max", unitName: "connections",
+                helpText: "Size limit of the PostgreSQL pool"))
         router.get("metrics") { _, _ in
             inUse.set(Int64(database.connectionsInUse))
             maximum.set(Int64(database.settings.maximumConnections))
