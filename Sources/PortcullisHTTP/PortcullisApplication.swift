@@ -1,6 +1,7 @@
 public import Hummingbird
 public import Logging
 public import NIOCore
+public import PortcullisCrypto
 public import PortcullisStore
 import Prometheus
 public import ServiceLifecycle
@@ -21,11 +22,21 @@ public struct ServerConfiguration: Sendable {
     public var apiKeys: [String]
     /// How often every cache is flushed as a safety net behind LISTEN/NOTIFY.
     public var cacheRefreshInterval: Duration
+    /// Seals signing keys at rest.
+    public var masterKey: MasterKey
+    /// scrypt parameters of new password hashes.
+    public var passwordHashing: PasswordHasher.Parameters
+    /// Abuse limits (shared with whoever reloads them).
+    public var abuseGuard: AbuseGuard
+    /// Age at which a tenant's signing key is rotated automatically.
+    public var keyRotationPeriod: Duration
 
     /// Creates a configuration.
     public init(
         projectId: String, publicURL: String, host: String = "127.0.0.1", port: Int = 8080,
-        database: DatabaseSettings, apiKeys: [String] = [], cacheRefreshInterval: Duration = .seconds(60)
+        database: DatabaseSettings, apiKeys: [String] = [], cacheRefreshInterval: Duration = .seconds(60),
+        masterKey: MasterKey, passwordHashing: PasswordHasher.Parameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
+        keyRotationPeriod: Duration = .seconds(30 * 86_400)
     ) {
         self.projectId = projectId
         self.publicURL = publicURL
@@ -34,6 +45,10 @@ public struct ServerConfiguration: Sendable {
         self.database = database
         self.apiKeys = apiKeys
         self.cacheRefreshInterval = cacheRefreshInterval
+        self.masterKey = masterKey
+        self.passwordHashing = passwordHashing
+        self.abuseGuard = abuseGuard
+        self.keyRotationPeriod = keyRotationPeriod
     }
 }
 
@@ -52,6 +67,10 @@ public struct PortcullisServer: Sendable {
     public let tenantCache: TenantSettingsCache
     /// Admin-key issuance, shared with the CLI.
     public let adminKeys: AdminKeyService
+    /// Accounts (exposed for tests and the CLI).
+    public let accounts: AccountService
+    /// Tokens (exposed for tests).
+    public let tokens: TokenService
     /// The runnable application.
     public let application: App
 
@@ -63,7 +82,7 @@ public struct PortcullisServer: Sendable {
     public init(
         configuration: ServerConfiguration, logger: Logger, services: [any Service] = [],
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-    ) {
+    ) throws {
         let database = Database(settings: configuration.database, logger: logger)
         let tenants = TenantRepository(database: database, logger: logger)
         let projectConfig = ProjectConfigRepository(
@@ -71,9 +90,22 @@ public struct PortcullisServer: Sendable {
         let cache = TenantSettingsCache(tenants: tenants, projectConfig: projectConfig)
         let migrator = Migrator(database: database, logger: logger)
         let metrics = HTTPMetrics(registry: PrometheusCollectorRegistry())
+        let users = UserRepository(database: database, logger: logger)
+        let signingKeys = SigningKeyRepository(database: database, logger: logger)
+        let keyrings = KeyringService(keys: signingKeys, tenants: cache, masterKey: configuration.masterKey, logger: logger)
+        let revocation = RevocationCache(users: users)
+        let tokens = TokenService(
+            keyrings: keyrings, tenants: cache, refreshTokens: RefreshTokenRepository(database: database, logger: logger),
+            projectId: configuration.projectId, publicURL: configuration.publicURL)
+        let accounts = try AccountService(
+            users: users, tenants: cache, tokens: tokens, revocation: revocation,
+            hasher: PasswordHasher(parameters: configuration.passwordHashing), pool: HashingPool(),
+            abuse: configuration.abuseGuard)
         let listener = InvalidationListener(
-            database: database, subscribers: [cache], fullRefreshInterval: configuration.cacheRefreshInterval,
-            logger: logger)
+            database: database, subscribers: [cache, keyrings, revocation],
+            fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
+        let rotation = KeyRotationService(
+            keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, logger: logger)
 
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: ErrorEnvelopeMiddleware())
@@ -91,10 +123,22 @@ public struct PortcullisServer: Sendable {
         let legacyAdmin = router.group("admin/v2/projects/{project}").add(middleware: authenticator)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: legacyAdmin)
 
+        let keyRoutes = KeyRoutes(
+            keyrings: keyrings, tokens: tokens, tenants: cache, projectId: configuration.projectId,
+            publicURL: configuration.publicURL)
+        keyRoutes.registerPublic(on: router)
+        keyRoutes.registerAdmin(on: admin)
+        AdminAccountRoutes(accounts: accounts).register(
+            on: router.group("v1/projects/{project}").add(middleware: authenticator))
+        let endUser = router.group("v1").add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
+        AccountRoutes(accounts: accounts).register(on: endUser)
+        TokenRoutes(tokens: tokens).register(on: endUser)
+        VerifyRoutes(tokens: tokens, revocation: revocation).register(on: router)
+
         var application = Application(
             responder: PortcullisResponder(inner: router.buildResponder(), metrics: metrics),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [database.client, listener] + services,
+            services: [database.client, listener, rotation] + services,
             onServerRunning: onServerRunning,
             logger: logger)
         application.beforeServerStarts {
@@ -103,6 +147,8 @@ public struct PortcullisServer: Sendable {
         self.database = database
         self.tenantCache = cache
         self.adminKeys = adminKeys
+        self.accounts = accounts
+        self.tokens = tokens
         self.application = application
     }
 

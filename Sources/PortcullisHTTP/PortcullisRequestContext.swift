@@ -10,8 +10,12 @@ public struct PortcullisRequestContext: RequestContext {
     /// DESIGN.md §2: bodies over 1 MiB are refused with 413.
     public var maxUploadSize: Int { 1 << 20 }
 
+    /// The client's IP address (the TCP peer; used for abuse limits).
+    public let clientIP: String?
+
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.clientIP = source.channel.remoteAddress?.ipAddress
     }
 
     /// The authenticated admin, authorised for `target`.

@@ -7,23 +7,35 @@ public enum InvalidationEvent: Sendable, Equatable {
     case tenant(id: String, version: Int64)
     /// The project config changed.
     case projectConfig(version: Int64)
+    /// A tenant's (`nil`: the project users') signing keys changed.
+    case signingKeys(tenantId: String?)
+    /// A user's revocation watermark or disabled flag changed.
+    case user(tenantId: String?, uid: String)
 
     /// The one channel every instance listens on.
     public static let channel = "portcullis_invalidation"
 
-    /// The NOTIFY payload: `tenant:<version>:<id>` or `project:<version>`.
+    /// The NOTIFY payload: `tenant:<version>:<id>`, `project:<version>`, `keys:0:<tenant>`, `user:<tenant>:<uid>`.
     public var payload: String {
         switch self {
         case .tenant(let id, let version): "tenant:\(version):\(id)"
         case .projectConfig(let version): "project:\(version)"
+        case .signingKeys(let tenantId): "keys:0:\(tenantId ?? "")"
+        case .user(let tenantId, let uid): "user:\(tenantId ?? ""):\(uid)"
         }
     }
 
     /// Parses a payload; `nil` for anything unknown (ignored, never fatal).
     public init?(payload: String) {
         let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, let version = Int64(parts[1]) else { return nil }
+        guard parts.count >= 2 else { return nil }
+        if parts[0] == "user", parts.count == 3 {
+            self = .user(tenantId: parts[1].isEmpty ? nil : String(parts[1]), uid: String(parts[2]))
+            return
+        }
+        guard let version = Int64(parts[1]) else { return nil }
         switch parts[0] {
+        case "keys" where parts.count == 3: self = .signingKeys(tenantId: parts[2].isEmpty ? nil : String(parts[2]))
         case "tenant" where parts.count == 3: self = .tenant(id: String(parts[2]), version: version)
         case "project" where parts.count == 2: self = .projectConfig(version: version)
         default: return nil

@@ -119,6 +119,8 @@ public final class TenantSettingsCache: InvalidationSubscriber {
                 if let cached = state.project, cached.version >= version { return }
                 state.generation &+= 1
                 state.project = nil
+            case .signingKeys, .user:
+                return
             }
         }
     }

@@ -24,9 +24,12 @@ struct DevCommand: AsyncParsableCommand {
     func run() async throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         let apiKey = try persisted("api-key") { "dev-" + SecretToken.random(byteCount: 18) }
+        _ = try persisted("master.key") { MasterKey.generate().hexString }
         var loader = options.loader
+        loader.requiresMasterKey = true
         loader.overrides["project_id"] = loader.overrides["project_id"] ?? "demo-project"
         loader.overrides["api_keys"] = apiKey
+        loader.overrides["master_key.file"] = loader.overrides["master_key.file"] ?? path("master.key")
         let settings = try await options.loadSettings(loader)
         let logger = commandLogger(settings)
 
@@ -66,6 +69,7 @@ struct DevCommand: AsyncParsableCommand {
         }
         let value = make()
         try value.write(toFile: path(name), atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path(name))
         return value
     }
 

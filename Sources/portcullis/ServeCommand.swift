@@ -11,7 +11,8 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
-        let loader = options.loader
+        var loader = options.loader
+        loader.requiresMasterKey = true
         let settings = try await options.loadSettings(loader)
         try await runServer(settings: settings, loader: loader)
     }
@@ -22,10 +23,12 @@ func runServer(settings: Settings, loader: SettingsLoader, onReady: @escaping @S
     let output = LogOutput(level: settings.logLevel, format: settings.logFormat)
     output.bootstrap()
     let logger = Logger(label: "portcullis")
-    let server = PortcullisServer(
-        configuration: settings.serverConfiguration, logger: logger,
+    let configuration = try settings.serverConfiguration
+    let server = try PortcullisServer(
+        configuration: configuration, logger: logger,
         services: [
-            ReloadService(loader: loader, initial: settings, output: output, logger: logger),
+            ReloadService(
+                loader: loader, initial: settings, output: output, abuseGuard: configuration.abuseGuard, logger: logger),
             SystemdStoppingNotifier(),
         ],
         onServerRunning: { channel in

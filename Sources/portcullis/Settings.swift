@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import Logging
+import PortcullisCrypto
 import PortcullisHTTP
 import PortcullisStore
 
@@ -29,17 +30,39 @@ struct Settings: Sendable, Equatable {
     var logLevel = Logger.Level.info
     var logFormat = LogFormat.text
     var cacheRefreshSeconds = 60
+    /// Loaded only by commands that sign tokens (`serve`, `dev`).
+    var masterKey: MasterKeySetting?
+    var limits = AbuseLimits()
+    var keyRotationDays = 30
 
     /// The settings a running daemon can change on SIGHUP.
     var reloadable: [String: String] {
-        ["log.level": logLevel.rawValue, "log.format": logFormat.rawValue]
+        [
+            "log.level": logLevel.rawValue, "log.format": logFormat.rawValue,
+            "limits.failed_sign_ins_per_account": String(limits.failedSignInsPerAccount),
+            "limits.failed_sign_ins_per_ip": String(limits.failedSignInsPerIP),
+            "limits.sign_ups_per_ip": String(limits.signUpsPerIP),
+            "limits.window_seconds": String(limits.windowSeconds),
+        ]
     }
 
     var serverConfiguration: ServerConfiguration {
-        ServerConfiguration(
+        get throws {
+            guard let masterKey else { throw SettingsError(key: "master_key.file", reason: "is required") }
+            return ServerConfiguration(
             projectId: projectId, publicURL: publicURL, host: listenHost, port: listenPort, database: database,
-            apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds))
+            apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey.key,
+                abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400))
+        }
     }
+}
+
+/// The master key and where it came from (compared by source: the key itself is never compared or printed).
+struct MasterKeySetting: Sendable, Equatable {
+    let source: String
+    let key: MasterKey
+
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.source == rhs.source }
 }
 
 /// Log output formats.
@@ -56,6 +79,8 @@ struct SettingsLoader {
     var file: String?
     /// The environment (injectable for tests).
     var environment = ProcessInfo.processInfo.environment
+    /// Whether the master key must be loaded (commands that sign tokens).
+    var requiresMasterKey = false
 
     func load() async throws -> Settings {
         let reader = try await makeReader()
@@ -86,6 +111,39 @@ struct SettingsLoader {
             }
         }
         return ConfigReader(providers: providers)
+    }
+
+    /// The key-encryption key: `master_key.file`, else the variable named by
+    /// `master_key.env`, else systemd's `$CREDENTIALS_DIRECTORY/master-key`.
+    private func masterKey(file: String?, variable: String?) throws -> MasterKeySetting {
+        let material: [UInt8]
+        let source: String
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw SettingsError(key: "master_key.file", reason: "cannot read \(file)")
+            }
+            (material, source) = (Array(data), "file \(file)")
+        } else if let variable {
+            guard let value = environment[variable], !value.isEmpty else {
+                throw SettingsError(key: "master_key.env", reason: "environment variable \(variable) is not set")
+            }
+            (material, source) = (Array(value.utf8), "env \(variable)")
+        } else if let directory = environment["CREDENTIALS_DIRECTORY"],
+            let data = FileManager.default.contents(atPath: directory + "/master-key")
+        {
+            (material, source) = (Array(data), "credential master-key")
+        } else {
+            throw SettingsError(
+                key: "master_key.file",
+                reason: "no master key: set master_key.file or master_key.env, or load the systemd credential master-key")
+        }
+        do {
+            return MasterKeySetting(source: source, key: try MasterKey(material: material))
+        } catch {
+            throw SettingsError(
+                key: variable != nil && file == nil ? "master_key.env" : "master_key.file",
+                reason: "must be 32 bytes: raw, 64 hex digits or base64")
+        }
     }
 
     private func read(_ config: ConfigReader) throws -> Settings {
@@ -156,9 +214,17 @@ struct SettingsLoader {
         guard let format = LogFormat(rawValue: formatText.lowercased()) else {
             throw SettingsError(key: "log.format", reason: "must be text or json")
         }
+        let limits = AbuseLimits(
+            failedSignInsPerAccount: try int("limits.failed_sign_ins_per_account", default: 10, range: 0...1_000_000),
+            failedSignInsPerIP: try int("limits.failed_sign_ins_per_ip", default: 100, range: 0...1_000_000),
+            signUpsPerIP: try int("limits.sign_ups_per_ip", default: 100, range: 0...1_000_000),
+            windowSeconds: try int("limits.window_seconds", default: 900, range: 1...86_400))
         return Settings(
             listenHost: host, listenPort: port, publicURL: publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL,
             projectId: projectId, database: database, apiKeys: apiKeys, logLevel: level, logFormat: format,
-            cacheRefreshSeconds: try int("cache.refresh_seconds", default: 60, range: 1...86_400))
+            cacheRefreshSeconds: try int("cache.refresh_seconds", default: 60, range: 1...86_400),
+            masterKey: requiresMasterKey
+                ? try masterKey(file: string("master_key.file"), variable: string("master_key.env")) : nil,
+            limits: limits, keyRotationDays: try int("keys.rotation_days", default: 30, range: 1...3650))
     }
 }

@@ -21,6 +21,9 @@ struct DaemonTests {
         (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d", "--log-level", "loud"], [:], "log.level"),
         (["serve", "--config", "/nonexistent/portcullis.yaml"], [:], "config"),
         (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_PUBLIC_URL": "ftp://x"], "public_url"),
+        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], [:], "master_key"),
+        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_MASTER_KEY_FILE": "/nonexistent"], "master_key.file"),
+        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_MASTER_KEY_ENV": "MK", "MK": "short"], "master_key.env"),
     ])
     func configErrors(arguments: [String], environment: [String: String], key: String) async throws {
         let result = try await DaemonProcess.run(arguments, environment: environment)
@@ -78,8 +81,13 @@ struct DaemonTests {
                   url: \(Self.url(settings))
                 log:
                   level: \(level)
+                master_key:
+                  file: \(keyFile)
                 """.write(toFile: file, atomically: true, encoding: .utf8)
         }
+        let keyFile = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).key"
+        try String(repeating: "ab", count: 32).write(toFile: keyFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: keyFile) }
         try writeConfig(level: "warning")
         defer { try? FileManager.default.removeItem(atPath: file) }
         let notify = try NotifySocket()

@@ -11,8 +11,8 @@ struct MultiInstanceTests {
     @Test("a toggle PATCHed on instance A is in instance B's cache within 1 s")
     func togglePropagates() async throws {
         let settings = try await TestDatabase.create()
-        let a = TestGateway.make(settings: settings)
-        let b = TestGateway.make(settings: settings)
+        let a = try TestGateway.make(settings: settings)
+        let b = try TestGateway.make(settings: settings)
         try await a.application.test(.router) { clientA in
             try await b.application.test(.router) { _ in
                 let key = try await a.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import PortcullisCore
+import PortcullisCrypto
 import PortcullisHTTP
 import PortcullisStore
 import PortcullisTestSupport
@@ -17,17 +18,22 @@ struct TestGateway {
     /// A project-scope admin key's secret.
     let projectKey: String
 
-    static func make(settings: DatabaseSettings) -> PortcullisServer {
-        PortcullisServer(
+    static let apiKey = "test-api-key"
+    /// One master key for the test process, so instances on one database open each other's keys.
+    static let masterKey = MasterKey.generate()
+
+    static func make(settings: DatabaseSettings) throws -> PortcullisServer {
+        try PortcullisServer(
             configuration: ServerConfiguration(
                 projectId: projectId, publicURL: "http://localhost", database: settings,
-                cacheRefreshInterval: .seconds(3600)),
+                apiKeys: [apiKey], cacheRefreshInterval: .seconds(3600), masterKey: masterKey,
+                passwordHashing: .init(logN: 10, r: 8, p: 1)),
             logger: TestDatabase.logger)
     }
 
     /// Runs `body` against a gateway on a new database.
     static func run(_ body: @Sendable (TestGateway) async throws -> Void) async throws {
-        let server = make(settings: try await TestDatabase.create())
+        let server = try make(settings: try await TestDatabase.create())
         try await server.application.test(.router) { client in
             let (_, secret) = try await server.adminKeys.create(displayName: "test", scope: .project, actor: "test")
             try await body(TestGateway(server: server, client: client, projectKey: secret))

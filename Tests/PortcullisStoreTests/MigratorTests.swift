@@ -22,7 +22,10 @@ struct MigratorTests {
                 for try await name in rows.decode(String.self) { names.append(name) }
                 return names
             }
-            #expect(tables == ["admin_keys", "audit_log", "project_config", "schema_migrations", "tenants"])
+            #expect(tables == [
+                "admin_keys", "audit_log", "project_config", "refresh_tokens", "schema_migrations", "signing_keys",
+                "tenants", "users",
+            ])
         }
     }
 

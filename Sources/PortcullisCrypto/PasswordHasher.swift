@@ -1,0 +1,105 @@
+import CryptoExtras
+import Dispatch
+import Foundation
+public import PortcullisCore
+import Synchronization
+
+/// scrypt password hashes, self-describing so parameters can change per tenant.
+///
+/// Encoded as `$scrypt$ln=14,r=8,p=1$<salt>$<hash>` (base64url): verification
+/// reads the parameters from the stored hash, never from current settings.
+public struct PasswordHasher: Sendable {
+    /// scrypt cost parameters.
+    public struct Parameters: Sendable, Equatable {
+        /// log2 of N.
+        public var logN: Int
+        /// Block size.
+        public var r: Int
+        /// Parallelism.
+        public var p: Int
+
+        /// N = 2^14, r = 8, p = 1 (DESIGN.md §3's default).
+        public static let standard = Parameters(logN: 14, r: 8, p: 1)
+
+        /// Creates parameters.
+        public init(logN: Int, r: Int, p: Int) {
+            self.logN = logN
+            self.r = r
+            self.p = p
+        }
+    }
+
+    let parameters: Parameters
+
+    /// A hasher producing new hashes with `parameters`.
+    public init(parameters: Parameters = .standard) {
+        self.parameters = parameters
+    }
+
+    /// Hashes with a fresh 16-byte salt. CPU-bound: call it on a ``HashingPool``.
+    public func hash(_ password: String) throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let salt = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let derived = try Self.derive(password, salt: salt, parameters)
+        return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Base64URL.encode(salt))$\(Base64URL.encode(derived))"
+    }
+
+    /// Whether `password` matches `encoded` (compared in constant time); false for anything unparsable.
+    public func verify(_ password: String, against encoded: String) -> Bool {
+        let fields = encoded.split(separator: "$", omittingEmptySubsequences: true)
+        guard fields.count == 4, fields[0] == "scrypt",
+            let parameters = Self.parseParameters(fields[1]),
+            let salt = Base64URL.decode(String(fields[2])), let expected = Base64URL.decode(String(fields[3])),
+            let derived = try? Self.derive(password, salt: salt, parameters, length: expected.count)
+        else { return false }
+        return SecretToken.constantTimeEquals(derived, expected)
+    }
+
+    /// Whether a stored hash was made with other parameters than this hasher's (rehash on sign-in).
+    public func needsRehash(_ encoded: String) -> Bool {
+        let fields = encoded.split(separator: "$", omittingEmptySubsequences: true)
+        return fields.count != 4 || Self.parseParameters(fields[1]) != parameters
+    }
+
+    private static func parseParameters(_ text: Substring) -> Parameters? {
+        var values: [String: Int] = [:]
+        for pair in text.split(separator: ",") {
+            let kv = pair.split(separator: "=")
+            guard kv.count == 2, let value = Int(kv[1]) else { return nil }
+            values[String(kv[0])] = value
+        }
+        guard let logN = values["ln"], let r = values["r"], let p = values["p"],
+            (1...20).contains(logN), (1...32).contains(r), (1...16).contains(p)
+        else { return nil }
+        return Parameters(logN: logN, r: r, p: p)
+    }
+
+    private static func derive(_ password: String, salt: [UInt8], _ parameters: Parameters, length: Int = 32) throws -> [UInt8] {
+        let key = try KDF.Scrypt.deriveKey(
+            from: Array(password.utf8), salt: salt, outputByteCount: length, rounds: 1 << parameters.logN,
+            blockSize: parameters.r, parallelism: parameters.p)
+        return key.withUnsafeBytes { Array($0) }
+    }
+}
+
+/// A fixed set of threads for password hashing, off the event loops.
+///
+/// One serial queue per core: a flood of sign-ins queues here, while token
+/// verification keeps running on the NIO event loops.
+public final class HashingPool: Sendable {
+    private let queues: [DispatchQueue]
+    private let next = Atomic<Int>(0)
+
+    /// A pool with `threads` workers (default: one per core).
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        queues = (0..<max(1, threads)).map { DispatchQueue(label: "portcullis.hashing.\($0)", qos: .userInitiated) }
+    }
+
+    /// Runs `work` on a pool thread.
+    public func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue % queues.count
+        return try await withCheckedThrowingContinuation { continuation in
+            queues[index].async { continuation.resume(with: Swift.Result { try work() }) }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import PortcullisCore
+import PortcullisCrypto
+import PortcullisStore
+
+/// Public keys and discovery per issuer, and key administration.
+///
+/// - `GET /v1/projects/{p}[/tenants/{t}]/jwks` (public)
+/// - `GET /{p}[/tenants/{t}]/.well-known/openid-configuration` (public, under each issuer)
+/// - `POST /v2/projects/{p}[/tenants/{t}]/keys:rotate`, `GET …/keys` (admin; no private parts)
+struct KeyRoutes {
+    let keyrings: KeyringService
+    let tokens: TokenService
+    let tenants: TenantSettingsCache
+    let projectId: String
+    let publicURL: String
+
+    func registerPublic(on router: Router<PortcullisRequestContext>) {
+        router.get("v1/projects/{project}/jwks") { _, context in
+            try await jwks(project: context.parameters.require("project"), tenantId: nil)
+        }
+        router.get("v1/projects/{project}/tenants/{tenant}/jwks") { _, context in
+            try await jwks(project: context.parameters.require("project"), tenantId: context.parameters.require("tenant"))
+        }
+        router.get("{project}/.well-known/openid-configuration") { _, context in
+            try await discovery(project: context.parameters.require("project"), tenantId: nil)
+        }
+        router.get("{project}/tenants/{tenant}/.well-known/openid-configuration") { _, context in
+            try await discovery(project: context.parameters.require("project"), tenantId: context.parameters.require("tenant"))
+        }
+    }
+
+    func registerAdmin(on group: RouterGroup<PortcullisRequestContext>) {
+        group.post("keys:rotate") { _, context in
+            let admin = try context.requireAdmin(for: .project)
+            return try await rotated(tenantId: nil, actor: admin.actor)
+        }
+        group.post("tenants/{tenant}/keys:rotate") { _, context in
+            let id = try context.parameters.require("tenant")
+            let admin = try context.requireAdmin(for: .tenant(id))
+            return try await rotated(tenantId: id, actor: admin.actor)
+        }
+        group.get("keys") { _, context in
+            _ = try context.requireAdmin(for: .project)
+            return try await list(tenantId: nil)
+        }
+        group.get("tenants/{tenant}/keys") { _, context in
+            let id = try context.parameters.require("tenant")
+            _ = try context.requireAdmin(for: .tenant(id))
+            return try await list(tenantId: id)
+        }
+    }
+
+    private func checkedTenant(project: String, tenantId: String?) async throws {
+        guard project == projectId else { throw AuthError(.projectNotFound) }
+        _ = try await tenants.settings(tenantId: tenantId)
+    }
+
+    private func jwks(project: String, tenantId: String?) async throws -> Response {
+        try await checkedTenant(project: project, tenantId: tenantId)
+        var response = JSONResponse.make(try await keyrings.keyring(tenantId: tenantId).jwks)
+        response.headers[.cacheControl] = "public, max-age=300"
+        return response
+    }
+
+    private func discovery(project: String, tenantId: String?) async throws -> Response {
+        try await checkedTenant(project: project, tenantId: tenantId)
+        let keyring = try await keyrings.keyring(tenantId: tenantId)
+        let jwksPath = tenantId.map { "/v1/projects/\(projectId)/tenants/\($0)/jwks" } ?? "/v1/projects/\(projectId)/jwks"
+        return JSONResponse.make(
+            .object([
+                "issuer": .string(tokens.issuer(tenantId: tenantId)),
+                "jwks_uri": .string(publicURL + jwksPath),
+                "response_types_supported": .array([.string("id_token")]),
+                "subject_types_supported": .array([.string("public")]),
+                "id_token_signing_alg_values_supported": .array([.string(keyring.activeAlgorithm.rawValue)]),
+            ]))
+    }
+
+    private func rotated(tenantId: String?, actor: String) async throws -> Response {
+        _ = try await tenants.settings(tenantId: tenantId)
+        let keyring = try await keyrings.rotate(tenantId: tenantId, actor: actor)
+        return JSONResponse.make(.object(["kid": .string(keyring.activeKid), "alg": .string(keyring.activeAlgorithm.rawValue)]))
+    }
+
+    private func list(tenantId: String?) async throws -> Response {
+        _ = try await tenants.settings(tenantId: tenantId)
+        let keys = try await keyrings.list(tenantId: tenantId)
+        return JSONResponse.make(
+            .object([
+                "keys": .array(
+                    keys.map { key in
+                        .object([
+                            "kid": .string(key.kid), "alg": .string(key.algorithm),
+                            "state": .string(key.retireTime == nil ? "ACTIVE" : "RETIRED"),
+                            "createTime": .string(RFC3339.format(key.createTime)),
+                        ])
+                    })
+            ]))
+    }
+}

@@ -1,0 +1,66 @@
+import HTTPTypes
+import Hummingbird
+import PortcullisCore
+import PortcullisCrypto
+
+/// `GET /v1/verify`: forward auth for reverse proxies (nginx `auth_request`, Traefik, Caddy).
+///
+/// 200 with `X-Auth-*` headers for a valid ID token; 401 with none otherwise.
+/// Without `checkRevoked` it touches no database: signature and claims only.
+struct VerifyRoutes {
+    let tokens: TokenService
+    let revocation: RevocationCache
+
+    // safe: constant, valid header names.
+    static let userId = HTTPField.Name("X-Auth-User-Id")!
+    static let tenantId = HTTPField.Name("X-Auth-Tenant-Id")!  // safe: constant, valid
+    static let email = HTTPField.Name("X-Auth-Email")!  // safe: constant, valid
+    static let emailVerified = HTTPField.Name("X-Auth-Email-Verified")!  // safe: constant, valid
+    static let claims = HTTPField.Name("X-Auth-Claims")!  // safe: constant, valid
+    static let pinnedTenant = HTTPField.Name("X-Tenant-Id")!  // safe: constant, valid
+
+    func register(on router: Router<PortcullisRequestContext>) {
+        router.get("v1/verify") { request, context in
+            guard let authorization = request.headers[.authorization], authorization.count > 7,
+                authorization.prefix(7).lowercased() == "bearer "
+            else { throw AuthError(.unauthenticated, detail: "MISSING_ID_TOKEN") }
+            let now = AccountService.now()
+            let verified: IDTokenClaimsView
+            do {
+                let claims = try await tokens.verifyIDToken(String(authorization.dropFirst(7)), now: now)
+                if let pinned = request.headers[Self.pinnedTenant], pinned != (claims.tenantId ?? "") {
+                    throw AuthError(.tenantIdMismatch)
+                }
+                if request.query("checkRevoked") == "true" {
+                    try await revocation.check(tenantId: claims.tenantId, uid: claims.subject, authTime: claims.authTime)
+                }
+                verified = IDTokenClaimsView(claims)
+            } catch let error as AuthError {
+                throw AuthError(.unauthenticated, detail: error.code.rawValue)
+            }
+            var headers: HTTPFields = [Self.userId: verified.uid, Self.emailVerified: verified.emailVerified ? "true" : "false"]
+            headers[Self.tenantId] = verified.tenantId ?? ""
+            if let email = verified.email { headers[Self.email] = email }
+            headers[Self.claims] = verified.claims
+            return Response(status: .ok, headers: headers)
+        }
+    }
+}
+
+/// What forward auth exposes of a verified token.
+struct IDTokenClaimsView {
+    let uid: String
+    let tenantId: String?
+    let email: String?
+    let emailVerified: Bool
+    /// base64url of the JSON object of the custom claims.
+    let claims: String
+
+    init(_ claims: IDTokenClaims) {
+        uid = claims.subject
+        tenantId = claims.tenantId
+        email = claims.email
+        emailVerified = claims.emailVerified ?? false
+        self.claims = Base64URL.encode(Array(JSONValue.object(claims.customClaims).serialized().utf8))
+    }
+}

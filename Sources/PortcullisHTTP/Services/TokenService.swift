@@ -1,0 +1,145 @@
+import Foundation
+public import PortcullisCore
+public import PortcullisCrypto
+public import PortcullisStore
+
+/// The tokens a sign-in or refresh hands back.
+public struct SessionTokens: Sendable {
+    /// The signed ID token.
+    public let idToken: String
+    /// The opaque refresh token (shown once; stored only as a hash).
+    public let refreshToken: String
+    /// ID-token lifetime in seconds.
+    public let expiresIn: Int
+}
+
+/// Mints and verifies ID tokens; issues and rotates refresh tokens.
+public struct TokenService: Sendable {
+    let keyrings: KeyringService
+    let tenants: TenantSettingsCache
+    let refreshTokens: RefreshTokenRepository
+    let projectId: String
+    let publicURL: String
+
+    /// A token service for one project.
+    public init(
+        keyrings: KeyringService, tenants: TenantSettingsCache, refreshTokens: RefreshTokenRepository,
+        projectId: String, publicURL: String
+    ) {
+        self.keyrings = keyrings
+        self.tenants = tenants
+        self.refreshTokens = refreshTokens
+        self.projectId = projectId
+        self.publicURL = publicURL
+    }
+
+    /// `<public URL>/<project>` or `<public URL>/<project>/tenants/<tenant>`.
+    public func issuer(tenantId: String?) -> String {
+        tenantId.map { "\(publicURL)/\(projectId)/tenants/\($0)" } ?? "\(publicURL)/\(projectId)"
+    }
+
+    /// Signs an ID token for `user`.
+    public func mintIDToken(
+        for user: User, authTime: Int64, signInProvider: String, now: Int64
+    ) async throws -> (token: String, lifetime: Int) {
+        let settings = try await tenants.settings(tenantId: user.tenantId)
+        var identities: [String: [String]] = [:]
+        if let email = user.email { identities["email"] = [email] }
+        let claims = IDTokenClaims(
+            issuer: issuer(tenantId: user.tenantId), audience: projectId, subject: user.uid, issuedAt: now,
+            expiresAt: now + Int64(settings.idTokenLifetimeSeconds), authTime: authTime, email: user.email,
+            emailVerified: user.email.map { _ in user.emailVerified }, name: user.displayName, picture: user.photoURL,
+            signInProvider: signInProvider, identities: identities, tenantId: user.tenantId,
+            customClaims: user.customAttributes)
+        let keyring = try await keyrings.keyring(tenantId: user.tenantId)
+        return (try keyring.sign(claims.json), settings.idTokenLifetimeSeconds)
+    }
+
+    /// A new session after a sign-in: a fresh `auth_time` and a new refresh-token family.
+    public func startSession(for user: User, signInProvider: String, now: Int64) async throws -> SessionTokens {
+        let (idToken, lifetime) = try await mintIDToken(for: user, authTime: now, signInProvider: signInProvider, now: now)
+        let refresh = RefreshTokenFormat.make(tenantId: user.tenantId)
+        try await refreshTokens.insert(
+            tenantId: user.tenantId, tokenHash: SecretToken.hash(refresh), uid: user.uid, issuedAt: now, authTime: now,
+            signInProvider: signInProvider)
+        return SessionTokens(idToken: idToken, refreshToken: refresh, expiresIn: lifetime)
+    }
+
+    /// Exchanges a refresh token for new tokens, rotating it (DESIGN.md §3).
+    public func refresh(_ presented: String, now: Int64) async throws -> (tokens: SessionTokens, user: User) {
+        guard let tenantId = RefreshTokenFormat.tenant(of: presented) else { throw AuthError(.invalidRefreshToken) }
+        let settings: TenantSettings
+        do {
+            settings = try await tenants.settings(tenantId: tenantId)
+        } catch let error as AuthError where error.code == .tenantNotFound {
+            throw AuthError(.invalidRefreshToken)
+        }
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let successor = RefreshTokenFormat.make(tenantId: tenantId)
+        let (session, user) = try await refreshTokens.rotate(
+            tenantId: tenantId, tokenHash: SecretToken.hash(presented), successorHash: SecretToken.hash(successor),
+            now: now, graceSeconds: settings.refreshTokenReuseGraceSeconds)
+        let (idToken, lifetime) = try await mintIDToken(
+            for: user, authTime: session.authTime, signInProvider: session.signInProvider, now: now)
+        return (SessionTokens(idToken: idToken, refreshToken: successor, expiresIn: lifetime), user)
+    }
+
+    /// Verifies an ID token's signature (with its tenant's keys), issuer, audience and expiry.
+    ///
+    /// `INVALID_ID_TOKEN` for anything forged or malformed, `TOKEN_EXPIRED` once `exp` passed.
+    public func verifyIDToken(_ token: String, now: Int64) async throws -> IDTokenClaims {
+        guard let tenant = Self.unverifiedTenant(of: token) else { throw AuthError(.invalidIdToken) }
+        let keyring: Keyring
+        do {
+            keyring = try await keyrings.keyring(tenantId: tenant)
+        } catch let error as AuthError where error.code == .tenantNotFound {
+            throw AuthError(.invalidIdToken)
+        }
+        let payload: JSONValue
+        do {
+            payload = try keyring.verify(token)
+        } catch {
+            throw AuthError(.invalidIdToken)
+        }
+        guard let claims = IDTokenClaims(json: payload), claims.tenantId == tenant,
+            claims.issuer == issuer(tenantId: tenant), claims.audience == projectId,
+            claims.issuedAt <= now + 60
+        else { throw AuthError(.invalidIdToken) }
+        guard claims.expiresAt > now else { throw AuthError(.tokenExpired) }
+        return claims
+    }
+
+    /// The tenant a token claims (`.some(nil)` for project users), read before verification to pick the keyring.
+    static func unverifiedTenant(of token: String) -> String?? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, token.utf8.count < 16_384, let bytes = Base64URL.decode(String(parts[1])),
+            case .object(let payload)? = try? JSONValue.parse(bytes),
+            case .object(let firebase)? = payload["firebase"]
+        else { return nil }
+        switch firebase["tenant"] {
+        case nil: return .some(nil)
+        case .string(let tenant)? where TenantID.isValid(tenant): return .some(tenant)
+        default: return nil
+        }
+    }
+}
+
+/// Refresh tokens: `pr1.<base64url tenant>.<256 random bits>`.
+///
+/// The tenant travels in the token because `/v1/token` requests carry no
+/// tenant, and every row is keyed by tenant first; it is not a secret.
+enum RefreshTokenFormat {
+    static func make(tenantId: String?) -> String {
+        "pr1.\(Base64URL.encode(Array((tenantId ?? "").utf8))).\(SecretToken.random())"
+    }
+
+    /// The tenant of a well-formed token (`.some(nil)`: project users), else `nil`.
+    static func tenant(of token: String) -> String?? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "pr1", parts[2].utf8.count == 43, token.utf8.count < 512,
+            let bytes = Base64URL.decode(String(parts[1])), let tenant = String(validating: bytes, as: UTF8.self)
+        else { return nil }
+        if tenant.isEmpty { return .some(nil) }
+        return TenantID.isValid(tenant) ? .some(tenant) : nil
+    }
+}

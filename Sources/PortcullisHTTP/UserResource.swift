@@ -1,0 +1,43 @@
+import Foundation
+import PortcullisCore
+import PortcullisCrypto
+
+/// Identity Toolkit's user JSON (`accounts:lookup`'s `users[]`) and token answers.
+enum UserResource {
+    /// The user as Identity Toolkit renders it. Never the password hash.
+    static func json(_ user: User) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "localId": .string(user.uid),
+            "emailVerified": .bool(user.emailVerified),
+            "disabled": .bool(user.disabled),
+            "validSince": .string(String(user.validSince)),
+            "createdAt": .string(String(Int64(user.createdAt.timeIntervalSince1970 * 1000))),
+        ]
+        if let email = user.email { members["email"] = .string(email) }
+        if let name = user.displayName { members["displayName"] = .string(name) }
+        if let photo = user.photoURL { members["photoUrl"] = .string(photo) }
+        if let tenantId = user.tenantId { members["tenantId"] = .string(tenantId) }
+        if let login = user.lastLoginAt { members["lastLoginAt"] = .string(String(Int64(login.timeIntervalSince1970 * 1000))) }
+        if let refresh = user.lastRefreshAt { members["lastRefreshAt"] = .string(RFC3339.format(refresh)) }
+        if !user.customAttributes.isEmpty { members["customAttributes"] = .string(JSONValue.object(user.customAttributes).serialized()) }
+        var providers: [JSONValue] = []
+        if user.hasPassword, let email = user.email {
+            var info: [String: JSONValue] = [
+                "providerId": .string("password"), "federatedId": .string(email), "email": .string(email),
+                "rawId": .string(email),
+            ]
+            if let name = user.displayName { info["displayName"] = .string(name) }
+            if let photo = user.photoURL { info["photoUrl"] = .string(photo) }
+            providers.append(.object(info))
+        }
+        members["providerUserInfo"] = .array(providers)
+        return .object(members)
+    }
+
+    /// The token fields every sign-in answer carries.
+    static func add(_ tokens: SessionTokens, to members: inout [String: JSONValue]) {
+        members["idToken"] = .string(tokens.idToken)
+        members["refreshToken"] = .string(tokens.refreshToken)
+        members["expiresIn"] = .string(String(tokens.expiresIn))
+    }
+}
