@@ -93,3 +93,65 @@ extension TestResponse {
         }
     }
 }
+
+extension TestGateway {
+    /// `POST /v1/<method>?key=…` with a JSON body.
+    @discardableResult
+    func endUser(_ method: String, _ body: [String: JSONValue], tenant: String? = nil, key: String? = TestGateway.apiKey) async throws -> TestResponse {
+        var members = body
+        if let tenant { members["tenantId"] = .string(tenant) }
+        let query = key.map { "?key=\($0)" } ?? ""
+        return try await client.execute(
+            uri: "/v1/\(method)\(query)", method: .post, headers: [.contentType: "application/json"],
+            body: ByteBuffer(string: JSONValue.object(members).serialized()))
+    }
+
+    /// Signs up with email and password and returns the session.
+    func signUp(_ email: String, _ password: String = "correct horse", tenant: String? = nil) async throws -> Session {
+        let response = try await endUser("accounts:signUp", ["email": .string(email), "password": .string(password)], tenant: tenant)
+        guard response.status == .ok else { throw TestSetupError("signUp failed: \(String(buffer: response.body))") }
+        return try Session(response.json())
+    }
+
+    /// Signs in with email and password.
+    func signIn(_ email: String, _ password: String = "correct horse", tenant: String? = nil) async throws -> Session {
+        let response = try await endUser("accounts:signInWithPassword", ["email": .string(email), "password": .string(password)], tenant: tenant)
+        guard response.status == .ok else { throw TestSetupError("signIn failed: \(String(buffer: response.body))") }
+        return try Session(response.json())
+    }
+
+    /// `POST /v1/token` with a refresh token (JSON).
+    func refresh(_ token: String) async throws -> TestResponse {
+        try await client.execute(
+            uri: "/v1/token?key=\(TestGateway.apiKey)", method: .post, headers: [.contentType: "application/json"],
+            body: ByteBuffer(string: JSONValue.object(["grant_type": .string("refresh_token"), "refresh_token": .string(token)]).serialized()))
+    }
+
+    /// PATCHes a tenant with a mask.
+    func patchTenant(_ id: String, mask: String, _ json: String) async throws {
+        let response = try await send(.patch, "\(tenants)/\(id)?updateMask=\(mask)", json: json)
+        #expect(response.status == .ok, "\(String(buffer: response.body))")
+    }
+}
+
+/// Tokens and uid from a sign-up or sign-in answer.
+struct Session {
+    let uid: String
+    let idToken: String
+    let refreshToken: String
+
+    init(_ json: JSONValue) throws {
+        guard case .string(let uid)? = json.value(at: ["localId"]), case .string(let id)? = json.value(at: ["idToken"]),
+            case .string(let refresh)? = json.value(at: ["refreshToken"])
+        else { throw TestSetupError("no tokens in \(json.serialized())") }
+        self.uid = uid
+        idToken = id
+        refreshToken = refresh
+    }
+
+    /// The token's payload, decoded without verification.
+    var claims: JSONValue {
+        let part = String(idToken.split(separator: ".")[1])
+        return (try? JSONValue.parse(Base64URL.decode(part) ?? [])) ?? .null
+    }
+}
