@@ -123,6 +123,8 @@ let package = Package(
                 "PortcullisCrypto",
                 "PortcullisTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
