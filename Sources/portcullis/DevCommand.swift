@@ -100,6 +100,15 @@ struct DevCommand: AsyncParsableCommand {
               curl -s -H "Authorization: Bearer $ADMIN" \(project)/tenants/\(tenantId)
               curl -s -H "Authorization: Bearer $ADMIN" \(project)/tenants/\(tenantId)/auditEvents
 
+              # as an end user of the demo tenant: sign up (ADMIN_ONLY_OPERATION once the switch is on)
+              curl -s '\(base)/v1/accounts:signUp?key=\(apiKey)' \\
+                -d '{"email":"ada@example.com","password":"correct horse","tenantId":"\(tenantId)"}'
+
+              # sign in, then verify the ID token the way a reverse proxy would
+              curl -s '\(base)/v1/accounts:signInWithPassword?key=\(apiKey)' \\
+                -d '{"email":"ada@example.com","password":"correct horse","tenantId":"\(tenantId)"}'
+              curl -si \(base)/v1/verify -H "Authorization: Bearer <idToken from the answer>"
+
             """
     }
 }
