@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "portcullis", targets: ["portcullis"]),
+        .executable(name: "portcullis-bench", targets: ["PortcullisBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -94,6 +95,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/PortcullisTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "PortcullisBench",
+            dependencies: ["PortcullisCrypto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

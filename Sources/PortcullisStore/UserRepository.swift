@@ -91,12 +91,14 @@ public struct UserRepository: Sendable {
         }
     }
 
-    /// Records a sign-in time.
-    public func recordSignIn(tenantId: String?, uid: String, at time: Date) async throws {
+    /// Records a sign-in time and, when given, the password's upgraded hash.
+    public func recordSignIn(tenantId: String?, uid: String, at time: Date, newPasswordHash: String? = nil) async throws {
         _ = try await database.withConnection { connection in
             try await connection.query(
-                "UPDATE users SET last_login_at = \(time) WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)",
-                logger: logger)
+                """
+                UPDATE users SET last_login_at = \(time), password_hash = coalesce(\(newPasswordHash), password_hash)
+                WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)
+                """, logger: logger)
         }
     }
 

@@ -116,7 +116,13 @@ public struct AccountService: Sendable {
             throw AuthError(found == nil ? .emailNotFound : .invalidPassword)
         }
         guard !user.disabled else { throw AuthError(.userDisabled) }
-        try await users.recordSignIn(tenantId: tenantId, uid: user.uid, at: Date(timeIntervalSince1970: TimeInterval(now)))
+        var rehashed: String?
+        if let hash, hasher.needsRehash(hash) {
+            // The hash was made with other parameters: upgrade it now that the password is known.
+            rehashed = try await pool.run { [hasher] in try hasher.hash(password) }
+        }
+        try await users.recordSignIn(
+            tenantId: tenantId, uid: user.uid, at: Date(timeIntervalSince1970: TimeInterval(now)), newPasswordHash: rehashed)
         let session = try await tokens.startSession(for: user, signInProvider: "password", now: now)
         return SignedIn(user: user, tokens: session)
     }

@@ -1,0 +1,113 @@
+import PortcullisCore
+@testable import PortcullisCrypto
+import Testing
+
+@Suite("Passwords and keys")
+struct PasswordHasherTests {
+    let hasher = PasswordHasher(parameters: .init(logN: 10, r: 8, p: 1))
+
+    @Test("scrypt hashes verify, carry their parameters, and differ per salt")
+    func scrypt() throws {
+        let hash = try hasher.hash("correct horse")
+        #expect(hash.hasPrefix("$scrypt$ln=10,r=8,p=1$"))
+        #expect(hasher.verify("correct horse", against: hash))
+        #expect(!hasher.verify("correct horsE", against: hash))
+        #expect(try hasher.hash("correct horse") != hash)
+        #expect(!hasher.needsRehash(hash))
+        #expect(PasswordHasher(parameters: .standard).needsRehash(hash))
+        // Verification reads the stored parameters, not the hasher's.
+        #expect(PasswordHasher(parameters: .standard).verify("correct horse", against: hash))
+        for broken in ["", "$scrypt$", "$bcrypt$ln=10,r=8,p=1$AAAA$BBBB", "$scrypt$ln=99,r=8,p=1$AAAA$BBBB", hash + "x"] {
+            #expect(!hasher.verify("correct horse", against: broken))
+        }
+    }
+
+    @Test("the hashing pool runs work off the caller and returns its result")
+    func pool() async throws {
+        let pool = HashingPool(threads: 2)
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<8 {
+                group.addTask { try await pool.run { [hasher] in hasher.verify("p\(index)", against: try hasher.hash("p\(index)")) } }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 8 && results.allSatisfy { $0 })
+    }
+
+    @Test("the master key seals bound to a context, and reads operator formats")
+    func masterKey() throws {
+        let key = MasterKey.generate()
+        let sealed = try key.seal(Array("private".utf8), context: "tenant-a:kid1")
+        #expect(try key.open(sealed, context: "tenant-a:kid1") == Array("private".utf8))
+        #expect(throws: MasterKey.Failure.cannotOpen) { try key.open(sealed, context: "tenant-b:kid1") }
+        #expect(throws: MasterKey.Failure.cannotOpen) { try MasterKey.generate().open(sealed, context: "tenant-a:kid1") }
+        let fromHex = try MasterKey(material: Array((key.hexString + "\n").utf8))
+        #expect(try fromHex.open(sealed, context: "tenant-a:kid1") == Array("private".utf8))
+        #expect(throws: MasterKey.Failure.invalidLength) { try MasterKey(material: Array("short".utf8)) }
+    }
+
+    @Test("keyrings sign with the active key and verify only their own keys", arguments: TenantSettings.SigningAlgorithm.allCases)
+    func keyring(algorithm: TenantSettings.SigningAlgorithm) async throws {
+        let first = try SigningKey.generate(algorithm)
+        let second = try SigningKey.generate(algorithm)
+        let keyring = try await Keyring(active: second, keys: [second, first])
+        let token = try keyring.sign(.object(["sub": "u"]))
+        #expect(try keyring.verify(token) == .object(["sub": "u"]))
+        let old = try await Keyring(active: first, keys: [first]).sign(.object(["sub": "old"]))
+        #expect(try keyring.verify(old) == .object(["sub": "old"]))
+        let stranger = try await Keyring(active: SigningKey.generate(algorithm), keys: [])
+        #expect(throws: Keyring.VerificationFailure.unknownKey) { try stranger.verify(token) }
+        let parts = token.split(separator: ".")
+        #expect(throws: Keyring.VerificationFailure.badSignature) { try keyring.verify("\(parts[0]).\(parts[1]).\(parts[2].dropLast(4))AAAA") }
+        #expect(throws: Keyring.VerificationFailure.malformed) { try keyring.verify("a.b") }
+        guard case .array(let published)? = keyring.jwks.value(at: ["keys"]) else { throw KeyringTestError.noKeys }
+        #expect(published.count == 2)
+        #expect(!keyring.jwks.serialized().contains(first.privateMaterial.prefix(40)))
+    }
+
+    enum KeyringTestError: Error { case noKeys }
+}
+
+@Suite("Session rules")
+struct SessionRuleTests {
+    @Test("refresh decisions", arguments: [
+        (RefreshTokenPolicy.State(revoked: false, rotatedAt: nil, issuedAt: 100), Int64(0), Int64(200), 10, RefreshTokenPolicy.Decision.rotate),
+        (.init(revoked: true, rotatedAt: nil, issuedAt: 100), 0, 200, 10, .invalid),
+        (.init(revoked: false, rotatedAt: nil, issuedAt: 100), 101, 200, 10, .expired),
+        (.init(revoked: false, rotatedAt: nil, issuedAt: 100), 100, 200, 10, .rotate),
+        (.init(revoked: false, rotatedAt: 195, issuedAt: 100), 0, 200, 10, .replayWithinGrace),
+        (.init(revoked: false, rotatedAt: 189, issuedAt: 100), 0, 200, 10, .reuseDetected),
+        (.init(revoked: false, rotatedAt: 200, issuedAt: 100), 0, 200, 0, .replayWithinGrace),
+        (.init(revoked: false, rotatedAt: 199, issuedAt: 100), 0, 200, 0, .reuseDetected),
+    ])
+    func refresh(state: RefreshTokenPolicy.State, validSince: Int64, now: Int64, grace: Int, expected: RefreshTokenPolicy.Decision) {
+        #expect(RefreshTokenPolicy.decide(state, validSince: validSince, now: now, graceSeconds: grace) == expected)
+    }
+
+    @Test("recent sign-in, revocation in whole seconds, custom claims, passwords and emails")
+    func rules() throws {
+        #expect(throws: Never.self) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 400, windowSeconds: 300) }
+        #expect(throws: AuthError(.credentialTooOldLoginAgain)) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 401, windowSeconds: 300) }
+        #expect(SessionPolicy.isRevoked(sessionTime: 99, validSince: 100))
+        #expect(!SessionPolicy.isRevoked(sessionTime: 100, validSince: 100))
+
+        #expect(throws: AuthError(.forbiddenClaim, detail: "aud")) { try CustomClaims.validate(["aud": "x", "role": "y"]) }
+        #expect(throws: AuthError(.claimsTooLarge)) { try CustomClaims.validate(["big": .string(String(repeating: "x", count: 1000))]) }
+        #expect(throws: AuthError(.invalidClaims)) { try CustomClaims.parse("[1]") }
+        #expect(try CustomClaims.parse(#"{"role":"admin"}"#) == ["role": "admin"])
+
+        var policy = TenantSettings.PasswordPolicy()
+        #expect(throws: AuthError(.weakPassword, detail: "Password should be at least 6 characters")) { try policy.check("12345") }
+        policy.enforcementState = .enforce
+        policy.minPasswordLength = 8
+        policy.containsNumericCharacter = true
+        #expect(throws: AuthError(.weakPassword, detail: "Password should be at least 8 characters")) { try policy.check("1234567") }
+        #expect(throws: AuthError.self) { try policy.check("abcdefgh") }
+        #expect(throws: Never.self) { try policy.check("abcdefg1") }
+
+        for bad in ["", "a", "a@b", "@b.com", "a@.com", "a@b.com.", "a b@c.com", "a@b,c.com"] {
+            #expect(throws: AuthError(.invalidEmail)) { try EmailAddress.validate(bad) }
+        }
+        #expect(try EmailAddress.validate(" Ada@Example.com ") == "Ada@Example.com")
+    }
+}

@@ -1,0 +1,247 @@
+"""Drives scripts/bench: anchors and Portcullis measured in one run, ratios printed.
+
+Environment (set by scripts/bench): BENCH_BIN (release bin dir), BENCH_PG_PORT,
+BENCH_PG_BIN, BENCH_WORK (scratch dir), BENCH_SECONDS (per wrk run).
+"""
+import concurrent.futures
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+BIN = os.environ["BENCH_BIN"]
+PG_PORT = os.environ["BENCH_PG_PORT"]
+PG_BIN = os.environ["BENCH_PG_BIN"]
+WORK = os.environ["BENCH_WORK"]
+SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+API_KEY = "bench-api-key"
+PROJECT = "bench"
+results = {}
+
+
+def log(message):
+    print(message, flush=True)
+
+
+def run(command, env=None, check=True):
+    merged = dict(os.environ, **(env or {}))
+    return subprocess.run(command, env=merged, check=check, capture_output=True, text=True)
+
+
+def wrk(url, threads, connections, script=None, env=None, seconds=SECONDS):
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", url]
+    if script:
+        command[1:1] = ["-s", os.path.join(HERE, script)]
+    output = run(command, env=env).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+
+    def latency(label):
+        match = re.search(rf"\s{label}%\s+([\d.]+)(us|ms|s)\b", output)
+        value, unit = float(match.group(1)), match.group(2)
+        return value * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    return {"rate": rate, "p50_ms": latency("50"), "p99_ms": latency("99"), "errors": int(non2xx.group(1)) if non2xx else 0}
+
+
+def http(method, url, body=None, headers=None):
+    data = json.dumps(body).encode() if isinstance(body, dict) else body
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    if isinstance(body, dict):
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def psql(sql, database="bench"):
+    return run([f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-d", database, "-tAc", sql]).stdout.strip()
+
+
+class Daemon:
+    def __init__(self, port, name):
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        env = {
+            "PORTCULLIS_PROJECT_ID": PROJECT, "PORTCULLIS_LISTEN_PORT": str(port),
+            "PORTCULLIS_DATABASE_URL": f"postgres://portcullis@127.0.0.1:{PG_PORT}/bench",
+            "PORTCULLIS_API_KEYS": API_KEY, "PORTCULLIS_MASTER_KEY_FILE": f"{WORK}/master.key",
+            "PORTCULLIS_LOG_LEVEL": "warning", "PORTCULLIS_DATABASE_MAX_CONNECTIONS": "32",
+            "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_ACCOUNT": "0", "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_IP": "0",
+            "PORTCULLIS_LIMITS_SIGN_UPS_PER_IP": "0",
+        }
+        self.process = subprocess.Popen([f"{BIN}/portcullis", "serve"], env=dict(os.environ, **env),
+                                        stderr=open(f"{WORK}/{name}.log", "w"))
+        for _ in range(300):
+            try:
+                if http("GET", f"{self.base}/readyz")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise SystemExit(f"{name} did not become ready; see {WORK}/{name}.log")
+
+    def rss_mb(self):
+        with open(f"/proc/{self.process.pid}/status") as status:
+            return int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1)) / 1024
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def main():
+    cores = os.cpu_count()
+    log(f"machine: {cores} cores, {os.uname().release}")
+
+    # --- anchors ---------------------------------------------------------------
+    log("anchor: nginx return 200, wrk -t2 -c64")
+    results["nginx"] = wrk("http://127.0.0.1:" + os.environ["BENCH_NGINX_PORT"] + "/", 2, 64)
+    log(f"  {results['nginx']['rate']:.0f} req/s")
+
+    log(f"anchor: raw scrypt N=2^14 r=8 p=1, {cores} threads and 1 thread")
+    results["scrypt_all"] = float(run([f"{BIN}/portcullis-bench", "scrypt", str(cores), "5"]).stdout)
+    results["scrypt_one"] = float(run([f"{BIN}/portcullis-bench", "scrypt", "1", "5"]).stdout)
+    log(f"  {results['scrypt_all']:.1f} hashes/s on all cores, {1000 / results['scrypt_one']:.1f} ms per hash")
+
+    log("anchor: pgbench one-row UPDATE + SELECT, -c16 -j2")
+    psql("CREATE TABLE IF NOT EXISTS pgbench_row (id int PRIMARY KEY, v int NOT NULL)")
+    psql("INSERT INTO pgbench_row SELECT g, 0 FROM generate_series(1, 1000) g ON CONFLICT DO NOTHING")
+    with open(f"{WORK}/pgbench.sql", "w") as script:
+        script.write("\\set id random(1, 1000)\nUPDATE pgbench_row SET v = v + 1 WHERE id = :id;\nSELECT v FROM pgbench_row WHERE id = :id;\n")
+    output = run([f"{PG_BIN}/pgbench", "-n", "-f", f"{WORK}/pgbench.sql", "-c", "16", "-j", "2", "-T", str(SECONDS),
+                  "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "bench"]).stdout
+    results["pgbench"] = float(re.search(r"tps = ([\d.]+)", output).group(1))
+    log(f"  {results['pgbench']:.0f} TPS")
+
+    # --- Portcullis ------------------------------------------------------------
+    run([f"{BIN}/portcullis", "migrate", "--project-id", PROJECT, "--database-url", f"postgres://portcullis@127.0.0.1:{PG_PORT}/bench"])
+    admin = run([f"{BIN}/portcullis", "admin-keys", "create", "--project-id", PROJECT, "--name", "bench",
+                 "--database-url", f"postgres://portcullis@127.0.0.1:{PG_PORT}/bench"]).stdout.strip().splitlines()[-1]
+    auth = {"Authorization": f"Bearer {admin}"}
+    a = Daemon(int(os.environ["BENCH_PORT_A"]), "a")
+    end_user = f"{a.base}/v1"
+
+    def tenant(algorithm):
+        status, body = http("POST", f"{a.base}/v2/projects/{PROJECT}/tenants", {
+            "displayName": f"bench-{algorithm}", "allowPasswordSignup": True, "enableAnonymousUser": True,
+            "signingAlgorithm": algorithm}, auth)
+        assert status == 200, body
+        return body["name"].split("/")[-1]
+
+    rs256, es256 = tenant("RS256"), tenant("ES256")
+    status, body = http("POST", f"{end_user}/accounts:signUp?key={API_KEY}",
+                        {"email": "bench@example.com", "password": "correct horse", "tenantId": rs256})
+    assert status == 200, body
+    id_token = body["idToken"]
+
+    sign_in_body = json.dumps({"email": "bench@example.com", "password": "correct horse", "tenantId": rs256})
+    log("password sign-in, wrk -t2 -c16")
+    results["sign_in"] = wrk(f"{end_user}/accounts:signInWithPassword?key={API_KEY}", 2, 16, "post-json.lua", {"BENCH_BODY": sign_in_body})
+    log(f"  {results['sign_in']}")
+    log("password sign-in, serial (wrk -t1 -c1)")
+    results["sign_in_serial"] = wrk(f"{end_user}/accounts:signInWithPassword?key={API_KEY}", 1, 1, "post-json.lua", {"BENCH_BODY": sign_in_body})
+    log(f"  {results['sign_in_serial']}")
+    log("password sign-up, wrk -t2 -c16")
+    results["sign_up"] = wrk(f"{end_user}/accounts:signUp?key={API_KEY}", 2, 16, "sign-up.lua",
+                             {"BENCH_TENANT": rs256, "BENCH_PREFIX": str(int(time.time()))})
+    log(f"  {results['sign_up']}")
+
+    log("/v1/verify RS256, wrk -t2 -c64")
+    results["verify"] = wrk(f"{a.base}/v1/verify", 2, 64, "verify.lua", {"BENCH_TOKEN": id_token})
+    log(f"  {results['verify']}")
+
+    log("/v1/verify while sign-in saturates the hash pool")
+    loader = subprocess.Popen(["wrk", "-t1", "-c16", f"-d{SECONDS + 4}s", "-s", os.path.join(HERE, "post-json.lua"),
+                               f"{end_user}/accounts:signInWithPassword?key={API_KEY}"],
+                              env=dict(os.environ, BENCH_BODY=sign_in_body), stdout=subprocess.DEVNULL)
+    time.sleep(2)
+    results["verify_loaded"] = wrk(f"{a.base}/v1/verify", 1, 64, "verify.lua", {"BENCH_TOKEN": id_token})
+    loader.wait()
+    log(f"  {results['verify_loaded']}")
+
+    for name, tenant_id in (("refresh_rs256", rs256), ("refresh_es256", es256)):
+        tokens = []
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            for status, body in pool.map(lambda _: http("POST", f"{end_user}/accounts:signUp?key={API_KEY}", {"tenantId": tenant_id}), range(256)):
+                assert status == 200, body
+                tokens.append(body["refreshToken"])
+        with open(f"{WORK}/tokens", "w") as file:
+            file.write("\n".join(tokens) + "\n")
+        log(f"refresh ({name[-5:].upper()}), wrk -t2 -c16")
+        results[name] = wrk(f"{end_user}/token?key={API_KEY}", 2, 16, "refresh.lua",
+                            {"BENCH_TOKENS": f"{WORK}/tokens", "BENCH_THREADS": "2"})
+        log(f"  {results[name]}")
+
+    log("toggle seen by a second instance (100 flips)")
+    b = Daemon(int(os.environ["BENCH_PORT_B"]), "b")
+    delays = []
+    for flip in range(100):
+        disabled = flip % 2 == 0
+        http("PATCH", f"{a.base}/v2/projects/{PROJECT}/tenants/{es256}?updateMask=client.permissions",
+             {"client": {"permissions": {"disabledUserSignup": disabled}}}, auth)
+        start = time.monotonic()
+        while True:
+            status, body = http("POST", f"{b.base}/v1/accounts:signUp?key={API_KEY}", {"tenantId": es256})
+            if (status == 400) == disabled:
+                break
+            if time.monotonic() - start > 5:
+                raise SystemExit("instance B never saw the toggle")
+        delays.append((time.monotonic() - start) * 1000)
+    delays.sort()
+    results["toggle_p99_ms"] = delays[98]
+    results["toggle_p50_ms"] = statistics.median(delays)
+    log(f"  p50 {results['toggle_p50_ms']:.1f} ms, p99 {results['toggle_p99_ms']:.1f} ms")
+    b.stop()
+
+    log("idle memory with 10,000 tenants loaded")
+    settings = json.dumps({"allowPasswordSignup": True})
+    psql(f"INSERT INTO tenants (tenant_id, settings) SELECT 'bulk-' || g, '{settings}'::jsonb FROM generate_series(1, 10000) g ON CONFLICT DO NOTHING")
+    def touch(index):
+        return http("POST", f"{end_user}/accounts:createAuthUri?key={API_KEY}", {"identifier": "x@example.com", "tenantId": f"bulk-{index}"})[0]
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        statuses = list(pool.map(touch, range(1, 10001)))
+    assert statuses.count(200) == 10000, set(statuses)
+    time.sleep(3)
+    results["rss_mb"] = a.rss_mb()
+    log(f"  {results['rss_mb']:.1f} MB resident")
+    a.stop()
+
+    report(cores)
+
+
+def report(cores):
+    r = results
+    hash_ms = 1000 / r["scrypt_one"]
+    rows = [
+        ("password sign-in, -c16", f"{r['sign_in']['rate']:.1f}/s", f"{r['sign_in']['rate'] / r['scrypt_all']:.2f} × raw scrypt ({r['scrypt_all']:.1f}/s)", "≥ 0.85", r["sign_in"]["rate"] / r["scrypt_all"] >= 0.85),
+        ("sign-in serial p50", f"{r['sign_in_serial']['p50_ms']:.1f} ms", f"one hash {hash_ms:.1f} ms + {r['sign_in_serial']['p50_ms'] - hash_ms:.1f} ms", "≤ hash + 10 ms", r["sign_in_serial"]["p50_ms"] <= hash_ms + 10),
+        ("password sign-up, -c16", f"{r['sign_up']['rate']:.1f}/s", f"{r['sign_up']['rate'] / r['scrypt_all']:.2f} × raw scrypt", "≥ 0.75", r["sign_up"]["rate"] / r["scrypt_all"] >= 0.75),
+        ("/v1/verify RS256, -t2 -c64", f"{r['verify']['rate']:.0f}/s, p99 {r['verify']['p99_ms']:.2f} ms", f"{r['verify']['rate'] / r['nginx']['rate']:.2f} × nginx ({r['nginx']['rate']:.0f}/s)", "≥ 0.20, p99 ≤ 10 ms", r["verify"]["rate"] / r["nginx"]["rate"] >= 0.20 and r["verify"]["p99_ms"] <= 10),
+        ("/v1/verify under sign-in load", f"{r['verify_loaded']['rate']:.0f}/s, p99 {r['verify_loaded']['p99_ms']:.2f} ms", f"{r['verify_loaded']['rate'] / r['verify']['rate']:.2f} × unloaded, p99 {r['verify_loaded']['p99_ms'] / r['verify']['p99_ms']:.2f} ×", "≥ 0.5, p99 ≤ 2 ×", r["verify_loaded"]["rate"] / r["verify"]["rate"] >= 0.5 and r["verify_loaded"]["p99_ms"] <= 2 * r["verify"]["p99_ms"]),
+        ("refresh RS256, -c16", f"{r['refresh_rs256']['rate']:.0f}/s", f"{r['refresh_rs256']['rate'] / r['pgbench']:.2f} × pgbench ({r['pgbench']:.0f} TPS)", "≥ 0.25", r["refresh_rs256"]["rate"] / r["pgbench"] >= 0.25),
+        ("refresh ES256, -c16", f"{r['refresh_es256']['rate']:.0f}/s", f"{r['refresh_es256']['rate'] / r['pgbench']:.2f} × pgbench", "≥ 0.45", r["refresh_es256"]["rate"] / r["pgbench"] >= 0.45),
+        ("idle RSS, 10,000 tenants loaded", f"{r['rss_mb']:.1f} MB", "", "< 150 MB", r["rss_mb"] < 150),
+        ("toggle seen by instance B", f"p99 {r['toggle_p99_ms']:.1f} ms", f"p50 {r['toggle_p50_ms']:.1f} ms", "p99 < 1 s", r["toggle_p99_ms"] < 1000),
+    ]
+    print("\n| measurement | Portcullis | ratio to the anchor in this run | target | met |")
+    print("|---|---|---|---|---|")
+    for name, value, ratio, target, met in rows:
+        print(f"| {name} | {value} | {ratio} | {target} | {'yes' if met else 'NO'} |")
+    errors = {k: v["errors"] for k, v in r.items() if isinstance(v, dict) and v.get("errors")}
+    if errors:
+        print(f"\nnon-2xx answers during runs: {errors}")
+    with open(f"{WORK}/results.json", "w") as file:
+        json.dump(r, file, indent=2)
+
+
+if __name__ == "__main__":
+    main()

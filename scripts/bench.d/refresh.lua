@@ -1,0 +1,29 @@
+-- wrk: POST /v1/token with refresh tokens from BENCH_TOKENS (one per line), each
+-- thread taking its share; every answer's new refresh token replaces the used one.
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
+
+function init(args)
+  tokens = {}
+  local total = tonumber(os.getenv("BENCH_THREADS"))
+  local index = 0
+  for line in io.lines(os.getenv("BENCH_TOKENS")) do
+    if index % total == id - 1 then table.insert(tokens, line) end
+    index = index + 1
+  end
+end
+
+function request()
+  local token = table.remove(tokens)
+  if token == nil then return wrk.format("GET", "/healthz") end
+  return wrk.format("POST", nil, { ["Content-Type"] = "application/x-www-form-urlencoded" },
+    "grant_type=refresh_token&refresh_token=" .. token)
+end
+
+function response(status, headers, body)
+  local token = string.match(body, '"refresh_token":"([^"]+)"')
+  if token then table.insert(tokens, token) end
+end
