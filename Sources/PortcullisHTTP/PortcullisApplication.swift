@@ -67,8 +67,6 @@ public struct PortcullisServer: Sendable {
     public let tenantCache: TenantSettingsCache
     /// Admin-key issuance, shared with the CLI.
     public let adminKeys: AdminKeyService
-    /// Accounts (exposed for tests and the CLI).
-    public let accounts: AccountService
     /// Tokens (exposed for tests).
     public let tokens: TokenService
     /// The runnable application.
@@ -147,7 +145,6 @@ public struct PortcullisServer: Sendable {
         self.database = database
         self.tenantCache = cache
         self.adminKeys = adminKeys
-        self.accounts = accounts
         self.tokens = tokens
         self.application = application
     }

@@ -112,3 +112,32 @@ struct TenantStoreTests {
         }
     }
 }
+
+@Suite("Signing key storage")
+struct SigningKeyStoreTests {
+    @Test("one active key per tenant; activation retires the previous key and keeps it published; due tenants are found")
+    func activation() async throws {
+        try await TestDatabase.withDatabase { database in
+            let keys = SigningKeyRepository(database: database, logger: TestDatabase.logger)
+            func key(_ kid: String) -> StoredSigningKey {
+                StoredSigningKey(kid: kid, algorithm: "RS256", publicJWK: .object(["kid": .string(kid)]), sealedPrivateKey: [1, 2, 3], createTime: Date(), retireTime: nil)
+            }
+            #expect(try await keys.activate(tenantId: "t", key: key("k1"), publishRetiredSeconds: 60, onlyIfNone: true, actor: "test"))
+            #expect(try await !keys.activate(tenantId: "t", key: key("k2"), publishRetiredSeconds: 60, onlyIfNone: true, actor: "test"))
+            #expect(try await keys.activate(tenantId: "t", key: key("k3"), publishRetiredSeconds: 60, onlyIfNone: false, actor: "test"))
+            let published = try await keys.published(tenantId: "t")
+            #expect(published.map(\.kid) == ["k3", "k1"])
+            #expect(published[0].retireTime == nil && published[1].retireTime != nil)
+            #expect(published[1].sealedPrivateKey == [1, 2, 3])
+            // A retired key with no publication window left is no longer published.
+            _ = try await keys.activate(tenantId: "t", key: key("k4"), publishRetiredSeconds: 0, onlyIfNone: false, actor: "test")
+            #expect(try await keys.published(tenantId: "t").map(\.kid) == ["k4", "k1"])
+            #expect(try await keys.all(tenantId: "t").count == 3)
+            // Project users have their own keys.
+            #expect(try await keys.published(tenantId: nil).isEmpty)
+            #expect(try await keys.tenantsDueForRotation(maximumAge: 3600).isEmpty)
+            try await Task.sleep(for: .milliseconds(1100))
+            #expect(try await keys.tenantsDueForRotation(maximumAge: 1) == ["t"])
+        }
+    }
+}

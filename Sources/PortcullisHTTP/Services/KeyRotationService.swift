@@ -27,9 +27,12 @@ public struct KeyRotationService: Service {
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
+            // The first pass waits a minute: start-up migrations run meanwhile.
+            var pause = min(checkInterval, .seconds(60))
             while !Task.isCancelled {
+                do { try await Task.sleep(for: pause) } catch { return }
                 await rotateDueKeys()
-                do { try await Task.sleep(for: checkInterval) } catch { return }
+                pause = checkInterval
             }
         }
     }

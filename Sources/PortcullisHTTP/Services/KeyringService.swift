@@ -29,9 +29,11 @@ public final class KeyringService: InvalidationSubscriber {
     /// The tenant's keyring (`nil`: project users), from memory when cached.
     public func keyring(tenantId: String?) async throws -> Keyring {
         if let cached = cache.withLock({ $0[tenantId ?? ""] }) { return cached }
+        // The tenant check comes first and is answered from the settings cache (absent tenants
+        // included), so tokens naming made-up tenants cost no database round trip.
+        let settings = try await tenants.settings(tenantId: tenantId)
         var stored = try await keys.published(tenantId: tenantId)
         if stored.first?.retireTime != nil || stored.isEmpty {
-            let settings = try await tenants.settings(tenantId: tenantId)
             try await keys.activate(
                 tenantId: tenantId, key: seal(SigningKey.generate(settings.signingAlgorithm), tenantId: tenantId),
                 publishRetiredSeconds: 0, onlyIfNone: true, actor: "system")
