@@ -18,19 +18,61 @@ public enum JSONValue: Sendable, Hashable {
     /// Parses UTF-8 JSON; malformed input or invalid UTF-8 is `INVALID_ARGUMENT`.
     public static func parse(_ bytes: some Collection<UInt8>) throws(AuthError) -> JSONValue {
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            return try JSONParser.parse(bytes)
         } catch {
             throw AuthError(.invalidArgument, detail: "Invalid JSON payload received")
         }
     }
 
-    /// The value serialized as compact JSON with sorted keys.
+    /// The value serialized as compact JSON with sorted keys (stable output for signatures and tests).
     public func serialized() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // safe: encoding a JSONValue cannot fail, every case maps to a JSON primitive.
-        let data = (try? encoder.encode(self)) ?? Data("null".utf8)
-        return String(decoding: data, as: UTF8.self)
+        var output = ""
+        write(to: &output)
+        return output
+    }
+
+    private func write(to output: inout String) {
+        switch self {
+        case .null: output += "null"
+        case .bool(let value): output += value ? "true" : "false"
+        case .integer(let value): output += String(value)
+        case .double(let value): output += value.isFinite ? "\(value)" : "null"
+        case .string(let value): Self.writeString(value, to: &output)
+        case .array(let items):
+            output += "["
+            for (offset, item) in items.enumerated() {
+                if offset > 0 { output += "," }
+                item.write(to: &output)
+            }
+            output += "]"
+        case .object(let members):
+            output += "{"
+            for (offset, key) in members.keys.sorted().enumerated() {
+                if offset > 0 { output += "," }
+                Self.writeString(key, to: &output)
+                output += ":"
+                members[key]?.write(to: &output)
+            }
+            output += "}"
+        }
+    }
+
+    private static func writeString(_ value: String, to output: inout String) {
+        output += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
     }
 
     /// The object's members, or `nil` when this is not an object.
@@ -102,40 +144,6 @@ public enum JSONValue: Sendable, Hashable {
             members[first] = child
         }
         self = .object(members)
-    }
-}
-
-extension JSONValue: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let bool = try? container.decode(Bool.self) {
-            self = .bool(bool)
-        } else if let integer = try? container.decode(Int64.self) {
-            self = .integer(integer)
-        } else if let double = try? container.decode(Double.self) {
-            self = .double(double)
-        } else if let string = try? container.decode(String.self) {
-            self = .string(string)
-        } else if let array = try? container.decode([JSONValue].self) {
-            self = .array(array)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .integer(let value): try container.encode(value)
-        case .double(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
     }
 }
 

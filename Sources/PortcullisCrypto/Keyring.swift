@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import JWTKit
 public import PortcullisCore
 
@@ -53,18 +53,46 @@ public struct Keyring: Sendable {
 
     /// Verifies the signature of a compact JWS and returns its payload (claims are the caller's to check).
     public func verify(_ token: String) throws(VerificationFailure) -> JSONValue {
-        let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, token.utf8.count < 16_384,
+        let jws = try CompactJWS(token)
+        try verify(jws)
+        return jws.payload
+    }
+
+    /// Verifies an already-split token's signature against this keyring's keys.
+    public func verify(_ jws: CompactJWS) throws(VerificationFailure) {
+        guard let (algorithm, signer) = signers[jws.kid], algorithm.rawValue == jws.algorithm else { throw .unknownKey }
+        guard (try? signer.verify(jws.signature, signs: jws.signingInput)) == true else { throw .badSignature }
+    }
+}
+
+/// A compact JWS split and decoded once: header fields, payload, signature.
+public struct CompactJWS: Sendable {
+    /// The header's `alg`.
+    public let algorithm: String
+    /// The header's `kid`.
+    public let kid: String
+    /// The decoded payload (not yet trusted).
+    public let payload: JSONValue
+    let signingInput: [UInt8]
+    let signature: [UInt8]
+
+    /// Splits `token`; `malformed` unless it is three base64url parts with a JSON header naming `alg` and `kid`.
+    public init(_ token: String) throws(Keyring.VerificationFailure) {
+        let utf8 = Array(token.utf8)
+        guard utf8.count < 16_384 else { throw .malformed }
+        let parts = utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3,
             let headerBytes = Base64URL.decode(String(decoding: parts[0], as: UTF8.self)),
             case .object(let header)? = try? JSONValue.parse(headerBytes),
             case .string(let alg)? = header["alg"], case .string(let kid)? = header["kid"],
             let payloadBytes = Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
+            let payload = try? JSONValue.parse(payloadBytes),
             let signature = Base64URL.decode(String(decoding: parts[2], as: UTF8.self))
         else { throw .malformed }
-        guard let (algorithm, signer) = signers[kid], algorithm.rawValue == alg else { throw .unknownKey }
-        let signingInput = parts[0] + [UInt8(ascii: ".")] + parts[1]
-        guard (try? signer.verify(signature, signs: signingInput)) == true else { throw .badSignature }
-        guard let payload = try? JSONValue.parse(payloadBytes) else { throw .malformed }
-        return payload
+        self.algorithm = alg
+        self.kid = kid
+        self.payload = payload
+        self.signature = signature
+        self.signingInput = Array(utf8[0..<(parts[0].count + 1 + parts[1].count)])
     }
 }

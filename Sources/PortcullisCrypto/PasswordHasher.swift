@@ -1,7 +1,7 @@
 import CryptoExtras
 import Dispatch
 import Foundation
-public import PortcullisCore
+import PortcullisCore
 import Synchronization
 
 /// scrypt password hashes, self-describing so parameters can change per tenant.

@@ -1,6 +1,6 @@
 import Crypto
 import CryptoExtras
-public import Foundation
+import Foundation
 import JWTKit
 public import PortcullisCore
 

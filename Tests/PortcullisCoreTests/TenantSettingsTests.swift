@@ -105,3 +105,48 @@ struct JSONValueTests {
         #expect(value == .object(["aBc": .object(["dEF": .integer(1)]), "gH": .integer(2)]))
     }
 }
+
+@Suite("JSON parser and base64url")
+struct JSONParserTests {
+    @Test("accepted documents", arguments: [
+        (#" { "a" : [ 1 , -2.5e3 , true , null ] } "#, JSONValue.object(["a": .array([.integer(1), .double(-2500), .bool(true), .null])])),
+        (#""\u00e9\ud83d\ude00\n\"\\\/""#, .string("é😀\n\"\\/")),
+        ("0", .integer(0)),
+        ("-0.5", .double(-0.5)),
+        ("9223372036854775808", .double(9223372036854775808)),
+        (#"{"a":{},"b":[]}"#, .object(["a": .object([:]), "b": .array([])])),
+    ])
+    func accepted(text: String, expected: JSONValue) throws {
+        #expect(try JSONValue.parse(Array(text.utf8)) == expected)
+    }
+
+    @Test("refused documents", arguments: [
+        "", " ", "{", "[1,]", #"{"a":1,}"#, "01", "1.", ".5", "1e", "+1", "tru", "nul", #""\ud83d""#, #""\udc00x""#,
+        #""\x""#, "\"a\u{01}b\"", #"{"a" 1}"#, "[1 2]", "1 2", "NaN", "1e999",
+    ])
+    func refused(text: String) {
+        #expect(throws: AuthError.self) { try JSONValue.parse(Array(text.utf8)) }
+    }
+
+    @Test("serialization escapes what JSON requires and round-trips")
+    func serialization() throws {
+        let value = JSONValue.object(["k\"ey": .string("line\nbreak\u{1}\\ é/"), "n": .integer(-3), "d": .double(0.25)])
+        #expect(value.serialized() == #"{"d":0.25,"k\"ey":"line\nbreak\u0001\\ é/","n":-3}"#)
+        #expect(try JSONValue.parse(Array(value.serialized().utf8)) == value)
+    }
+
+    @Test("base64url round-trips every length and refuses other alphabets")
+    func base64url() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let encoded = Base64URL.encode(bytes)
+            #expect(!encoded.contains("=") && !encoded.contains("+") && !encoded.contains("/"))
+            #expect(Base64URL.decode(encoded) == bytes)
+        }
+        #expect(Base64URL.encode(Array("hello?>".utf8)) == "aGVsbG8_Pg")
+        #expect(Base64URL.decode("aGVsbG8_Pg==") == Array("hello?>".utf8))
+        for bad in ["a", "ab+c", "ab/c", "a b", "ab=c", "AB"] {
+            #expect(Base64URL.decode(bad) == nil, "\(bad)")
+        }
+    }
+}

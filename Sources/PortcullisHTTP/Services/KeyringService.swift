@@ -1,6 +1,6 @@
 import Foundation
 public import Logging
-public import PortcullisCore
+import PortcullisCore
 public import PortcullisCrypto
 public import PortcullisStore
 import Synchronization

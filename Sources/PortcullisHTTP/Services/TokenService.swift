@@ -88,39 +88,34 @@ public struct TokenService: Sendable {
     ///
     /// `INVALID_ID_TOKEN` for anything forged or malformed, `TOKEN_EXPIRED` once `exp` passed.
     public func verifyIDToken(_ token: String, now: Int64) async throws -> IDTokenClaims {
-        guard let tenant = Self.unverifiedTenant(of: token) else { throw AuthError(.invalidIdToken) }
+        // Parsed once; the payload's tenant (unverified yet) picks the keyring that must verify it,
+        // so a token can only ever verify with its own tenant's keys.
+        guard let jws = try? CompactJWS(token), case .object(let payload) = jws.payload,
+            case .object(let firebase)? = payload["firebase"]
+        else { throw AuthError(.invalidIdToken) }
+        let tenant: String?
+        switch firebase["tenant"] {
+        case nil: tenant = nil
+        case .string(let id)? where TenantID.isValid(id): tenant = id
+        default: throw AuthError(.invalidIdToken)
+        }
         let keyring: Keyring
         do {
             keyring = try await keyrings.keyring(tenantId: tenant)
         } catch let error as AuthError where error.code == .tenantNotFound {
             throw AuthError(.invalidIdToken)
         }
-        let payload: JSONValue
         do {
-            payload = try keyring.verify(token)
+            try keyring.verify(jws)
         } catch {
             throw AuthError(.invalidIdToken)
         }
-        guard let claims = IDTokenClaims(json: payload), claims.tenantId == tenant,
+        guard let claims = IDTokenClaims(json: jws.payload), claims.tenantId == tenant,
             claims.issuer == issuer(tenantId: tenant), claims.audience == projectId,
             claims.issuedAt <= now + 60
         else { throw AuthError(.invalidIdToken) }
         guard claims.expiresAt > now else { throw AuthError(.tokenExpired) }
         return claims
-    }
-
-    /// The tenant a token claims (`.some(nil)` for project users), read before verification to pick the keyring.
-    static func unverifiedTenant(of token: String) -> String?? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, token.utf8.count < 16_384, let bytes = Base64URL.decode(String(parts[1])),
-            case .object(let payload)? = try? JSONValue.parse(bytes),
-            case .object(let firebase)? = payload["firebase"]
-        else { return nil }
-        switch firebase["tenant"] {
-        case nil: return .some(nil)
-        case .string(let tenant)? where TenantID.isValid(tenant): return .some(tenant)
-        default: return nil
-        }
     }
 }
 
