@@ -24,23 +24,31 @@ public struct RefreshTokenRepository: Sendable {
         self.logger = logger
     }
 
-    /// Stores the first token of a new family.
-    public func insert(
-        tenantId: String?, tokenHash: [UInt8], uid: String, issuedAt: Int64, authTime: Int64, signInProvider: String
+    /// Starts a session in one statement: stores the first token of a new family
+    /// and records the sign-in on the user (with the password's upgraded hash, if any).
+    public func startSession(
+        tenantId: String?, tokenHash: [UInt8], uid: String, now: Int64, signInProvider: String,
+        upgradedPasswordHash: String? = nil
     ) async throws {
         _ = try await database.withConnection { connection in
             try await connection.query(
                 """
-                INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, uid, issued_at, auth_time, sign_in_provider)
-                VALUES (\(tenantId ?? ""), \(ByteBuffer(bytes: tokenHash)), \(UUID().uuidString), \(uid), \(issuedAt),
-                        \(authTime), \(signInProvider))
+                WITH session AS (
+                    INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, uid, issued_at, auth_time, sign_in_provider)
+                    VALUES (\(tenantId ?? ""), \(ByteBuffer(bytes: tokenHash)), \(UUID().uuidString), \(uid), \(now), \(now),
+                            \(signInProvider))
+                    RETURNING tenant_id, uid)
+                UPDATE users SET last_login_at = to_timestamp(\(now)),
+                    password_hash = coalesce(\(upgradedPasswordHash), password_hash)
+                FROM session WHERE users.tenant_id = session.tenant_id AND users.uid = session.uid
                 """, logger: logger)
         }
     }
 
-    /// Rotates a presented token in one transaction (row lock on the token):
-    /// ``RefreshTokenPolicy`` decides; a successor hashed as `successorHash` is
-    /// stored in the same family when allowed; reuse revokes the family.
+    /// Rotates a presented token: one read, ``RefreshTokenPolicy`` decides, one
+    /// conditional write. The write only succeeds against the state that was
+    /// read (optimistic concurrency), so of two racing rotations one wins and
+    /// the other re-reads and is judged as a replay.
     ///
     /// - Returns: the session and user on success.
     /// - Throws: `INVALID_REFRESH_TOKEN`, `TOKEN_EXPIRED`, `USER_DISABLED`, `USER_NOT_FOUND`.
@@ -48,62 +56,67 @@ public struct RefreshTokenRepository: Sendable {
         tenantId: String?, tokenHash: [UInt8], successorHash: [UInt8], now: Int64, graceSeconds: Int
     ) async throws -> (session: RefreshSession, user: User) {
         let tenant = tenantId ?? ""
-        let outcome: Result<(RefreshSession, User), AuthError> = try await database.withTransaction { connection in
-            let rows = try await connection.query(
-                """
-                SELECT t.family_id, t.uid, t.issued_at, t.auth_time, t.sign_in_provider, t.rotated_at, t.revoked,
-                       u.valid_since
-                FROM refresh_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.uid = t.uid
-                WHERE t.tenant_id = \(tenant) AND t.token_hash = \(ByteBuffer(bytes: tokenHash))
-                FOR UPDATE OF t
-                """, logger: logger)
-            var found: (String, String, Int64, Int64, String, Int64?, Bool, Int64)?
-            for try await row in rows.decode((String, String, Int64, Int64, String, Int64?, Bool, Int64).self) {
-                found = row
+        let hash = ByteBuffer(bytes: tokenHash)
+        for _ in 0..<3 {
+            let state: (String, Int64, Int64?, Bool, Int64, Bool)? = try await database.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT t.family_id, t.issued_at, t.rotated_at, t.revoked, u.valid_since, u.disabled
+                    FROM refresh_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.uid = t.uid
+                    WHERE t.tenant_id = \(tenant) AND t.token_hash = \(hash)
+                    """, logger: logger)
+                for try await row in rows.decode((String, Int64, Int64?, Bool, Int64, Bool).self) { return row }
+                return nil
             }
-            guard let (family, uid, issuedAt, authTime, provider, rotatedAt, revoked, validSince) = found else {
-                return .failure(AuthError(.invalidRefreshToken))
+            guard let (family, issuedAt, rotatedAt, revoked, validSince, disabled) = state else {
+                throw AuthError(.invalidRefreshToken)
             }
             let decision = RefreshTokenPolicy.decide(
                 .init(revoked: revoked, rotatedAt: rotatedAt, issuedAt: issuedAt), validSince: validSince, now: now,
                 graceSeconds: graceSeconds)
             switch decision {
             case .invalid:
-                return .failure(AuthError(.invalidRefreshToken))
+                throw AuthError(.invalidRefreshToken)
             case .expired:
-                return .failure(AuthError(.tokenExpired))
+                throw AuthError(.tokenExpired)
             case .reuseDetected:
-                // Committed even though the request fails: the family must stay dead.
-                try await connection.query(
-                    "UPDATE refresh_tokens SET revoked = true WHERE tenant_id = \(tenant) AND family_id = \(family)",
-                    logger: logger)
-                return .failure(AuthError(.invalidRefreshToken))
-            case .rotate, .replayWithinGrace:
-                if decision == .rotate {
+                _ = try await database.withConnection { connection in
                     try await connection.query(
+                        "UPDATE refresh_tokens SET revoked = true WHERE tenant_id = \(tenant) AND family_id = \(family)",
+                        logger: logger)
+                }
+                throw AuthError(.invalidRefreshToken)
+            case .rotate, .replayWithinGrace:
+                guard !disabled else { throw AuthError(.userDisabled) }
+                let rotating = decision == .rotate
+                let outcome: (RefreshSession, User)? = try await database.withConnection { connection in
+                    let rows = try await connection.query(
                         """
-                        UPDATE refresh_tokens SET rotated_at = \(now)
-                        WHERE tenant_id = \(tenant) AND token_hash = \(ByteBuffer(bytes: tokenHash))
+                        WITH marked AS (
+                            UPDATE refresh_tokens SET rotated_at = CASE WHEN \(rotating) THEN \(now) ELSE rotated_at END
+                            WHERE tenant_id = \(tenant) AND token_hash = \(hash) AND NOT revoked
+                              AND rotated_at IS NOT DISTINCT FROM \(rotatedAt)
+                            RETURNING family_id, uid, auth_time, sign_in_provider),
+                        successor AS (
+                            INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, uid, issued_at, auth_time, sign_in_provider)
+                            SELECT \(tenant), \(ByteBuffer(bytes: successorHash)), family_id, uid, \(now), auth_time, sign_in_provider
+                            FROM marked
+                            RETURNING uid, auth_time, sign_in_provider)
+                        UPDATE users SET last_refresh_at = now()
+                        FROM successor WHERE users.tenant_id = \(tenant) AND users.uid = successor.uid
+                        RETURNING successor.auth_time, successor.sign_in_provider, \(unescaped: UserRepository.qualifiedColumns)
                         """, logger: logger)
+                    for try await row in rows {
+                        let (authTime, provider) = try row.decode((Int64, String).self)
+                        guard let (user, _) = try UserRepository.decode(row, tenantId: tenantId, offset: 2) else { return nil }
+                        return (RefreshSession(uid: user.uid, authTime: authTime, signInProvider: provider), user)
+                    }
+                    return nil
                 }
-                try await connection.query(
-                    """
-                    INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, uid, issued_at, auth_time, sign_in_provider)
-                    VALUES (\(tenant), \(ByteBuffer(bytes: successorHash)), \(family), \(uid), \(now), \(authTime), \(provider))
-                    """, logger: logger)
-                let users = try await connection.query(
-                    """
-                    UPDATE users SET last_refresh_at = now() WHERE tenant_id = \(tenant) AND uid = \(uid)
-                    RETURNING \(unescaped: UserRepository.columns)
-                    """, logger: logger)
-                guard let (user, _) = try await UserRepository.decode(users, tenantId: tenantId).first else {
-                    return .failure(AuthError(.userNotFound))
-                }
-                return .success((RefreshSession(uid: uid, authTime: authTime, signInProvider: provider), user))
+                if let outcome { return outcome }
+                // Another request rotated or revoked this token between our read and write: judge again.
             }
         }
-        let (session, user) = try outcome.get()
-        if user.disabled { throw AuthError(.userDisabled) }
-        return (session, user)
+        throw AuthError(.invalidRefreshToken)
     }
 }

@@ -21,10 +21,14 @@ public struct UserRepository: Sendable {
         created_at, last_login_at, last_refresh_at, valid_since
         """
 
+    /// ``columns`` qualified by the table name, for statements joining other tables.
+    static let qualifiedColumns = columns.split(separator: ",")
+        .map { "users." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
+
     /// Inserts a user: `EMAIL_EXISTS` or `DUPLICATE_LOCAL_ID` on a unique clash.
     public func create(_ user: User, passwordHash: String?) async throws -> User {
         do {
-            return try await database.withTransaction { connection in
+            return try await database.withConnection { connection in
                 let rows = try await connection.query(
                     """
                     INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
@@ -91,17 +95,6 @@ public struct UserRepository: Sendable {
         }
     }
 
-    /// Records a sign-in time and, when given, the password's upgraded hash.
-    public func recordSignIn(tenantId: String?, uid: String, at time: Date, newPasswordHash: String? = nil) async throws {
-        _ = try await database.withConnection { connection in
-            try await connection.query(
-                """
-                UPDATE users SET last_login_at = \(time), password_hash = coalesce(\(newPasswordHash), password_hash)
-                WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)
-                """, logger: logger)
-        }
-    }
-
     /// Deletes the user (their refresh tokens go with them); `false` when absent.
     public func delete(tenantId: String?, uid: String) async throws -> Bool {
         try await database.withTransaction { connection in
@@ -130,19 +123,26 @@ public struct UserRepository: Sendable {
     static func decode(_ rows: PostgresRowSequence, tenantId: String?) async throws -> [(User, String?)] {
         var users: [(User, String?)] = []
         for try await row in rows {
-            let (uid, email, verified, name, photo, disabled, attributes, hash, created, login, refresh, validSince) =
-                try row.decode(
-                    (String, String?, Bool, String?, String?, Bool, String, String?, Date, Date?, Date?, Int64).self)
-            let claims = (try? JSONValue.parse(Array(attributes.utf8)))?.objectValue ?? [:]
-            users.append(
-                (
-                    User(
-                        tenantId: tenantId, uid: uid, email: email, emailVerified: verified, displayName: name,
-                        photoURL: photo, disabled: disabled, customAttributes: claims, hasPassword: hash != nil,
-                        createdAt: created, lastLoginAt: login, lastRefreshAt: refresh, validSince: validSince),
-                    hash
-                ))
+            if let user = try decode(row, tenantId: tenantId) { users.append(user) }
         }
         return users
+    }
+
+    /// Decodes ``columns`` starting at column `offset` of `row`.
+    static func decode(_ row: PostgresRow, tenantId: String?, offset: Int = 0) throws -> (User, String?)? {
+        let cells = PostgresRandomAccessRow(row)
+        guard cells.count >= offset + 12 else { return nil }
+        func cell<Value: PostgresDecodable>(_ index: Int, as type: Value.Type = Value.self) throws -> Value {
+            try cells[offset + index].decode(Value.self, context: .default)
+        }
+        let attributes: String = try cell(6)
+        let hash: String? = try cell(7)
+        let user = User(
+            tenantId: tenantId, uid: try cell(0), email: try cell(1), emailVerified: try cell(2), displayName: try cell(3),
+            photoURL: try cell(4), disabled: try cell(5),
+            customAttributes: (try? JSONValue.parse(Array(attributes.utf8)))?.objectValue ?? [:],
+            hasPassword: hash != nil, createdAt: try cell(8), lastLoginAt: try cell(9), lastRefreshAt: try cell(10),
+            validSince: try cell(11))
+        return (user, hash)
     }
 }

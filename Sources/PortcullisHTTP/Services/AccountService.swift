@@ -121,9 +121,8 @@ public struct AccountService: Sendable {
             // The hash was made with other parameters: upgrade it now that the password is known.
             rehashed = try await pool.run { [hasher] in try hasher.hash(password) }
         }
-        try await users.recordSignIn(
-            tenantId: tenantId, uid: user.uid, at: Date(timeIntervalSince1970: TimeInterval(now)), newPasswordHash: rehashed)
-        let session = try await tokens.startSession(for: user, signInProvider: "password", now: now)
+        let session = try await tokens.startSession(
+            for: user, signInProvider: "password", now: now, upgradedPasswordHash: rehashed)
         return SignedIn(user: user, tokens: session)
     }
 

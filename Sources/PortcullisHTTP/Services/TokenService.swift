@@ -56,12 +56,15 @@ public struct TokenService: Sendable {
     }
 
     /// A new session after a sign-in: a fresh `auth_time` and a new refresh-token family.
-    public func startSession(for user: User, signInProvider: String, now: Int64) async throws -> SessionTokens {
+    /// The sign-in is recorded on the user in the same statement (with `upgradedPasswordHash`, if any).
+    public func startSession(
+        for user: User, signInProvider: String, now: Int64, upgradedPasswordHash: String? = nil
+    ) async throws -> SessionTokens {
         let (idToken, lifetime) = try await mintIDToken(for: user, authTime: now, signInProvider: signInProvider, now: now)
         let refresh = RefreshTokenFormat.make(tenantId: user.tenantId)
-        try await refreshTokens.insert(
-            tenantId: user.tenantId, tokenHash: SecretToken.hash(refresh), uid: user.uid, issuedAt: now, authTime: now,
-            signInProvider: signInProvider)
+        try await refreshTokens.startSession(
+            tenantId: user.tenantId, tokenHash: SecretToken.hash(refresh), uid: user.uid, now: now,
+            signInProvider: signInProvider, upgradedPasswordHash: upgradedPasswordHash)
         return SessionTokens(idToken: idToken, refreshToken: refresh, expiresIn: lifetime)
     }
 
