@@ -58,17 +58,17 @@ public struct RefreshTokenRepository: Sendable {
         let tenant = tenantId ?? ""
         let hash = ByteBuffer(bytes: tokenHash)
         for _ in 0..<3 {
-            let state: (String, Int64, Int64?, Bool, Int64, Bool)? = try await database.withConnection { connection in
+            let state: (String, String, Int64, Int64?, Bool, Int64, Bool)? = try await database.withConnection { connection in
                 let rows = try await connection.query(
                     """
-                    SELECT t.family_id, t.issued_at, t.rotated_at, t.revoked, u.valid_since, u.disabled
+                    SELECT t.family_id, t.uid, t.issued_at, t.rotated_at, t.revoked, u.valid_since, u.disabled
                     FROM refresh_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.uid = t.uid
                     WHERE t.tenant_id = \(tenant) AND t.token_hash = \(hash)
                     """, logger: logger)
-                for try await row in rows.decode((String, Int64, Int64?, Bool, Int64, Bool).self) { return row }
+                for try await row in rows.decode((String, String, Int64, Int64?, Bool, Int64, Bool).self) { return row }
                 return nil
             }
-            guard let (family, issuedAt, rotatedAt, revoked, validSince, disabled) = state else {
+            guard let (family, uid, issuedAt, rotatedAt, revoked, validSince, disabled) = state else {
                 throw AuthError(.invalidRefreshToken)
             }
             let decision = RefreshTokenPolicy.decide(
@@ -82,7 +82,10 @@ public struct RefreshTokenRepository: Sendable {
             case .reuseDetected:
                 _ = try await database.withConnection { connection in
                     try await connection.query(
-                        "UPDATE refresh_tokens SET revoked = true WHERE tenant_id = \(tenant) AND family_id = \(family)",
+                        """
+                        UPDATE refresh_tokens SET revoked = true
+                        WHERE tenant_id = \(tenant) AND uid = \(uid) AND family_id = \(family)
+                        """,
                         logger: logger)
                 }
                 throw AuthError(.invalidRefreshToken)
