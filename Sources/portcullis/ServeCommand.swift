@@ -30,6 +30,7 @@ func runServer(settings: Settings, loader: SettingsLoader, onReady: @escaping @S
             ReloadService(
                 loader: loader, initial: settings, output: output, abuseGuard: configuration.abuseGuard, logger: logger),
             SystemdStoppingNotifier(),
+            MemoryTrimService(interval: .seconds(30)),
         ],
         onServerRunning: { channel in
             logger.notice(
