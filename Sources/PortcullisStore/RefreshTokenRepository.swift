@@ -104,10 +104,15 @@ public struct RefreshTokenRepository: Sendable {
                             INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, uid, issued_at, auth_time, sign_in_provider)
                             SELECT \(tenant), \(ByteBuffer(bytes: successorHash)), family_id, uid, \(now), auth_time, sign_in_provider
                             FROM marked
-                            RETURNING uid, auth_time, sign_in_provider)
-                        UPDATE users SET last_refresh_at = now()
-                        FROM successor WHERE users.tenant_id = \(tenant) AND users.uid = successor.uid
-                        RETURNING successor.auth_time, successor.sign_in_provider, \(unescaped: UserRepository.qualifiedColumns)
+                            RETURNING uid, auth_time, sign_in_provider),
+                        -- lastRefreshAt is kept to the minute: rewriting the user row on every refresh
+                        -- would double the write load for a timestamp nobody reads to the second.
+                        touched AS (
+                            UPDATE users SET last_refresh_at = now()
+                            FROM successor WHERE users.tenant_id = \(tenant) AND users.uid = successor.uid
+                              AND (users.last_refresh_at IS NULL OR users.last_refresh_at < now() - interval '1 minute'))
+                        SELECT successor.auth_time, successor.sign_in_provider, \(unescaped: UserRepository.qualifiedColumns)
+                        FROM successor JOIN users ON users.tenant_id = \(tenant) AND users.uid = successor.uid
                         """, logger: logger)
                     for try await row in rows {
                         let (authTime, provider) = try row.decode((Int64, String).self)
