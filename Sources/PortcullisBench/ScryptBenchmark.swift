@@ -27,6 +27,7 @@ enum ScryptBenchmark {
             }
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        print(String(format: "%.2f", Double(hashes.load(ordering: .relaxed)) / elapsed))
+        let rate = Double(hashes.load(ordering: .relaxed)) / elapsed
+        FileHandle.standardOutput.write(Data(String(format: "%.2f\n", rate).utf8))
     }
 }

@@ -20,14 +20,18 @@ extension Request {
     /// Over the context's upload limit → `PAYLOAD_TOO_LARGE` (413); invalid
     /// UTF-8 or malformed JSON → `INVALID_ARGUMENT`.
     public func jsonBody(context: some RequestContext) async throws -> JSONValue {
-        let buffer: ByteBuffer
+        let bytes = try await bodyBytes(context: context)
+        guard !bytes.isEmpty else { return .object([:]) }
+        return try JSONValue.parse(bytes)
+    }
+
+    /// The whole body, up to the context's upload limit (`PAYLOAD_TOO_LARGE` beyond it, chunked or not).
+    public func bodyBytes(context: some RequestContext) async throws -> [UInt8] {
         do {
-            buffer = try await body.collect(upTo: context.maxUploadSize)
+            return Array(try await body.collect(upTo: context.maxUploadSize).readableBytesView)
         } catch is NIOTooManyBytesError {
             throw AuthError(.payloadTooLarge, detail: "Request body exceeds \(context.maxUploadSize) bytes")
         }
-        guard buffer.readableBytes > 0 else { return .object([:]) }
-        return try JSONValue.parse(buffer.readableBytesView)
     }
 
     /// The first value of a query parameter.

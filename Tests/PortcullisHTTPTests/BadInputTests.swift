@@ -99,3 +99,34 @@ struct OperationsTests {
         }
     }
 }
+
+@Suite("Bad input on end-user routes")
+struct EndUserBadInputTests {
+    @Test("malformed, oversized and mistyped bodies are 4xx envelopes on every end-user route, and secrets are not echoed")
+    func endUserRoutes() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"bad","allowPasswordSignup":true}"#)
+            let methods = [
+                "accounts:signUp", "accounts:signInWithPassword", "accounts:lookup", "accounts:update", "accounts:delete",
+                "accounts:createAuthUri", "token",
+            ]
+            let huge = [UInt8](repeating: 0x20, count: 2 << 20)
+            let bodies: [[UInt8]] = BadInputTests.malformed.map(\.1) + [
+                huge,
+                Array(#"{"email": {"x": 1}, "password": ["secret-password-123"], "tenantId": "\#(tenant)"}"#.utf8),
+                Array(#"{"email": "a@b.com", "password": "secret-password-123", "tenantId": 42}"#.utf8),
+            ]
+            for method in methods {
+                for body in bodies {
+                    let response = try await gateway.client.execute(
+                        uri: "/v1/\(method)?key=\(TestGateway.apiKey)", method: .post,
+                        headers: [.contentType: "application/json"], body: ByteBuffer(bytes: body))
+                    #expect((400..<500).contains(response.status.code), "\(method): \(response.status)")
+                    #expect(response.errorMessage != nil, "\(method): no envelope")
+                    #expect(!String(buffer: response.body).contains("secret-password-123"))
+                }
+            }
+            #expect(try await gateway.send(.get, "/healthz").status == .ok)
+        }
+    }
+}

@@ -28,13 +28,7 @@ struct TokenRoutes {
 
     /// The body's fields: JSON when it is a JSON object, else `application/x-www-form-urlencoded`.
     static func fields(of request: Request, context: PortcullisRequestContext) async throws -> [String: String] {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: context.maxUploadSize)
-        } catch {
-            throw AuthError(.payloadTooLarge)
-        }
-        let bytes = Array(buffer.readableBytesView)
+        let bytes = try await request.bodyBytes(context: context)
         if bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{") {
             let body = try JSONValue.Reader(JSONValue.parse(bytes))
             var fields: [String: String] = [:]

@@ -11,8 +11,7 @@ struct VerifyRoutes {
     let tokens: TokenService
     let revocation: RevocationCache
 
-    // safe: constant, valid header names.
-    static let userId = HTTPField.Name("X-Auth-User-Id")!
+    static let userId = HTTPField.Name("X-Auth-User-Id")!  // safe: constant, valid
     static let tenantId = HTTPField.Name("X-Auth-Tenant-Id")!  // safe: constant, valid
     static let email = HTTPField.Name("X-Auth-Email")!  // safe: constant, valid
     static let emailVerified = HTTPField.Name("X-Auth-Email-Verified")!  // safe: constant, valid
