@@ -1,7 +1,9 @@
 /// Base64url without padding (RFC 4648 §5), as JWTs and opaque tokens use.
 ///
 /// Hand-rolled rather than through `Data`'s base64 and string replacements:
-/// it runs several times per token on the verification hot path.
+/// it runs several times per token on the verification hot path. The entry
+/// points take concrete byte arrays: generic ones would run unspecialised
+/// across module boundaries, a witness call per byte.
 public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     private static let reverse: [UInt8] = {
@@ -11,8 +13,7 @@ public enum Base64URL {
     }()
 
     /// Encodes bytes.
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        let input = Array(bytes)
+    public static func encode(_ input: [UInt8]) -> String {
         var output = [UInt8]()
         output.reserveCapacity((input.count * 4 + 2) / 3)
         var index = 0
@@ -35,8 +36,13 @@ public enum Base64URL {
     }
 
     /// Decodes unpadded base64url (trailing `=` padding is accepted); `nil` when it is not base64url.
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        var input = Array(text.utf8)
+    public static func decode(_ text: String) -> [UInt8]? {
+        decode(utf8: Array(text.utf8)[...])
+    }
+
+    /// Decodes base64url given as UTF-8 bytes (no intermediate string on hot paths).
+    public static func decode(utf8 text: ArraySlice<UInt8>) -> [UInt8]? {
+        var input = text
         while input.last == UInt8(ascii: "=") { input.removeLast() }
         guard input.count % 4 != 1 else { return nil }
         var output = [UInt8]()

@@ -14,8 +14,8 @@ struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
 
-    static func parse(_ input: some Collection<UInt8>) throws(Failure) -> JSONValue {
-        var parser = JSONParser(bytes: Array(input))
+    static func parse(_ input: [UInt8]) throws(Failure) -> JSONValue {
+        var parser = JSONParser(bytes: input)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()

@@ -16,7 +16,7 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// Parses UTF-8 JSON; malformed input or invalid UTF-8 is `INVALID_ARGUMENT`.
-    public static func parse(_ bytes: some Collection<UInt8>) throws(AuthError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8]) throws(AuthError) -> JSONValue {
         do {
             return try JSONParser.parse(bytes)
         } catch {

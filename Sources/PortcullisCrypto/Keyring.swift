@@ -82,12 +82,12 @@ public struct CompactJWS: Sendable {
         guard utf8.count < 16_384 else { throw .malformed }
         let parts = utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3,
-            let headerBytes = Base64URL.decode(String(decoding: parts[0], as: UTF8.self)),
+            let headerBytes = Base64URL.decode(utf8: parts[0]),
             case .object(let header)? = try? JSONValue.parse(headerBytes),
             case .string(let alg)? = header["alg"], case .string(let kid)? = header["kid"],
-            let payloadBytes = Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
+            let payloadBytes = Base64URL.decode(utf8: parts[1]),
             let payload = try? JSONValue.parse(payloadBytes),
-            let signature = Base64URL.decode(String(decoding: parts[2], as: UTF8.self))
+            let signature = Base64URL.decode(utf8: parts[2])
         else { throw .malformed }
         self.algorithm = alg
         self.kid = kid

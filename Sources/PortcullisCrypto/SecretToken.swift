@@ -21,7 +21,7 @@ public enum SecretToken {
     }
 
     /// Compares two byte strings in time that depends only on their lengths.
-    public static func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+    public static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         guard lhs.count == rhs.count else { return false }
         var difference: UInt8 = 0
         for (a, b) in zip(lhs, rhs) { difference |= a ^ b }

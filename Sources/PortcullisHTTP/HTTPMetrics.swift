@@ -9,8 +9,7 @@ import Synchronization
 public final class HTTPMetrics: Sendable {
     /// The registry `/metrics` renders.
     public let registry: PrometheusCollectorRegistry
-    private let counters = Mutex<[String: Counter]>([:])
-    private let histograms = Mutex<[String: DurationHistogram]>([:])
+    private let series = Mutex<[Key: (Counter, DurationHistogram)]>([:])
 
     static let buckets: [Duration] = [
         .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
@@ -23,32 +22,34 @@ public final class HTTPMetrics: Sendable {
         self.registry = registry
     }
 
+    private struct Key: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
     /// Records one finished request.
     func record(route: String, method: String, status: Int, duration: Duration) {
-        let counterKey = "\(route) \(method) \(status)"
-        let counter = counters.withLock { cache in
-            if let counter = cache[counterKey] { return counter }
+        let (counter, histogram) = series.withLock { cache in
+            let key = Key(route: route, method: method, status: status)
+            if let found = cache[key] { return found }
             let counter = registry.makeCounter(
                 descriptor: MetricNameDescriptor(
                     namespace: "portcullis", subsystem: "http", metricName: "requests", unitName: "total",
                     helpText: "HTTP requests by route template, method and status"),
                 labels: [("route", route), ("method", method), ("status", String(status))])
-            cache[counterKey] = counter
-            return counter
+            // One histogram per route and method, shared by every status.
+            let histogram =
+                cache.first { $0.key.route == route && $0.key.method == method }?.value.1
+                ?? registry.makeDurationHistogram(
+                    descriptor: MetricNameDescriptor(
+                        namespace: "portcullis", subsystem: "http", metricName: "request_duration", unitName: "seconds",
+                        helpText: "HTTP request latency by route template and method"),
+                    labels: [("route", route), ("method", method)], buckets: Self.buckets)
+            cache[key] = (counter, histogram)
+            return (counter, histogram)
         }
         counter.increment()
-        let histogramKey = "\(route) \(method)"
-        let histogram = histograms.withLock { cache in
-            if let histogram = cache[histogramKey] { return histogram }
-            let histogram = registry.makeDurationHistogram(
-                descriptor: MetricNameDescriptor(
-                    namespace: "portcullis", subsystem: "http", metricName: "request_duration", unitName: "seconds",
-                    helpText: "HTTP request latency by route template and method"),
-                labels: [("route", route), ("method", method)],
-                buckets: Self.buckets)
-            cache[histogramKey] = histogram
-            return histogram
-        }
         histogram.record(duration)
     }
 }

@@ -71,7 +71,7 @@ struct TestGateway {
 }
 
 extension TestResponse {
-    func json() throws -> JSONValue { try JSONValue.parse(body.readableBytesView) }
+    func json() throws -> JSONValue { try JSONValue.parse(Array(body.readableBytesView)) }
 
     /// The envelope's message, or nil when this is not an error envelope.
     var errorMessage: String? {

@@ -60,6 +60,9 @@ struct IDTokenClaimsView {
         tenantId = claims.tenantId
         email = claims.email
         emailVerified = claims.emailVerified ?? false
-        self.claims = Base64URL.encode(Array(JSONValue.object(claims.customClaims).serialized().utf8))
+        self.claims =
+            claims.customClaims.isEmpty
+            ? "e30"  // base64url of "{}", the common case
+            : Base64URL.encode(Array(JSONValue.object(claims.customClaims).serialized().utf8))
     }
 }
