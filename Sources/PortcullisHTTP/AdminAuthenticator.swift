@@ -25,9 +25,8 @@ public struct AdminAuthenticator: RouterMiddleware {
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let authorization = request.headers[.authorization],
-            authorization.count > 7, authorization.prefix(7).lowercased() == "bearer ",
-            let (keyId, presentedHash) = AdminKeyCredential.parse(String(authorization.dropFirst(7)))
+        guard let presented = BearerToken.parse(request.headers[.authorization]),
+            let (keyId, presentedHash) = AdminKeyCredential.parse(presented)
         else { throw AuthError(.unauthenticated) }
         guard let (key, storedHash) = try await keys.findActive(keyId: keyId),
             SecretToken.constantTimeEquals(presentedHash, storedHash)

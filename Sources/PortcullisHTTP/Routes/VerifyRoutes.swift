@@ -20,13 +20,13 @@ struct VerifyRoutes {
 
     func register(on router: Router<PortcullisRequestContext>) {
         router.get("v1/verify") { request, context in
-            guard let authorization = request.headers[.authorization], authorization.count > 7,
-                authorization.prefix(7).lowercased() == "bearer "
-            else { throw AuthError(.unauthenticated, detail: "MISSING_ID_TOKEN") }
+            guard let token = BearerToken.parse(request.headers[.authorization]) else {
+                throw AuthError(.unauthenticated, detail: "MISSING_ID_TOKEN")
+            }
             let now = AccountService.now()
             let verified: IDTokenClaimsView
             do {
-                let claims = try await tokens.verifyIDToken(String(authorization.dropFirst(7)), now: now)
+                let claims = try await tokens.verifyIDToken(token, now: now)
                 if let pinned = request.headers[Self.pinnedTenant], pinned != (claims.tenantId ?? "") {
                     throw AuthError(.tenantIdMismatch)
                 }
