@@ -9,6 +9,13 @@ public enum SessionPolicy {
         time < validSince
     }
 
+    /// A session of a user who still exists: `TOKEN_EXPIRED` when it started (`authTime`)
+    /// before the user's `validSince`, `USER_DISABLED` when the user is disabled.
+    public static func requireLive(authTime: Int64, validSince: Int64, disabled: Bool) throws(AuthError) {
+        if isRevoked(sessionTime: authTime, validSince: validSince) { throw AuthError(.tokenExpired) }
+        if disabled { throw AuthError(.userDisabled) }
+    }
+
     /// `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` unless the sign-in at `authTime` is within `windowSeconds` of `now`.
     public static func requireRecentSignIn(authTime: Int64, now: Int64, windowSeconds: Int) throws(AuthError) {
         guard now - authTime <= Int64(windowSeconds) else { throw AuthError(.credentialTooOldLoginAgain) }

@@ -143,10 +143,11 @@ public struct AccountService: Sendable {
         guard let idToken, !idToken.isEmpty else { throw AuthError(.missingIdToken) }
         let claims = try await tokens.verifyIDToken(idToken, now: Self.now())
         guard claims.tenantId == tenantId else { throw AuthError(.tenantIdMismatch) }
-        try await revocation.check(tenantId: tenantId, uid: claims.subject, authTime: claims.authTime)
+        // The user row is read anyway, so its own watermark decides (no second lookup through the cache).
         guard let (user, _) = try await users.find(tenantId: tenantId, uid: claims.subject) else {
             throw AuthError(.userNotFound)
         }
+        try SessionPolicy.requireLive(authTime: claims.authTime, validSince: user.validSince, disabled: user.disabled)
         return (user, claims)
     }
 

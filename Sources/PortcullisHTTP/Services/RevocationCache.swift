@@ -34,8 +34,7 @@ public final class RevocationCache: InvalidationSubscriber {
             }
         }
         guard let state else { throw AuthError(.userNotFound) }
-        if SessionPolicy.isRevoked(sessionTime: authTime, validSince: state.validSince) { throw AuthError(.tokenExpired) }
-        if state.disabled { throw AuthError(.userDisabled) }
+        try SessionPolicy.requireLive(authTime: authTime, validSince: state.validSince, disabled: state.disabled)
     }
 
     public func invalidate(_ event: InvalidationEvent) {
