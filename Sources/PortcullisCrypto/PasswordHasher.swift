@@ -1,8 +1,6 @@
 import CryptoExtras
-import Dispatch
 import Foundation
 import PortcullisCore
-import Synchronization
 
 /// scrypt password hashes, self-describing so parameters can change per tenant.
 ///
@@ -79,27 +77,5 @@ public struct PasswordHasher: Sendable {
             from: Array(password.utf8), salt: salt, outputByteCount: length, rounds: 1 << parameters.logN,
             blockSize: parameters.r, parallelism: parameters.p)
         return key.withUnsafeBytes { Array($0) }
-    }
-}
-
-/// A fixed set of threads for password hashing, off the event loops.
-///
-/// One serial queue per core: a flood of sign-ins queues here, while token
-/// verification keeps running on the NIO event loops.
-public final class HashingPool: Sendable {
-    private let queues: [DispatchQueue]
-    private let next = Atomic<Int>(0)
-
-    /// A pool with `threads` workers (default: one per core).
-    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
-        queues = (0..<max(1, threads)).map { DispatchQueue(label: "portcullis.hashing.\($0)", qos: .userInitiated) }
-    }
-
-    /// Runs `work` on a pool thread.
-    public func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue % queues.count
-        return try await withCheckedThrowingContinuation { continuation in
-            queues[index].async { continuation.resume(with: Swift.Result { try work() }) }
-        }
     }
 }

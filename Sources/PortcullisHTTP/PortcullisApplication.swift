@@ -92,15 +92,16 @@ public struct PortcullisServer: Sendable {
         let signingKeys = SigningKeyRepository(database: database, logger: logger)
         let keyrings = KeyringService(keys: signingKeys, tenants: cache, masterKey: configuration.masterKey, logger: logger)
         let revocation = RevocationCache(users: users)
+        let verifiedTokens = VerifiedTokenCache()
         let tokens = TokenService(
             keyrings: keyrings, tenants: cache, refreshTokens: RefreshTokenRepository(database: database, logger: logger),
-            projectId: configuration.projectId, publicURL: configuration.publicURL)
+            verified: verifiedTokens, projectId: configuration.projectId, publicURL: configuration.publicURL)
         let accounts = try AccountService(
             users: users, tenants: cache, tokens: tokens, revocation: revocation,
             hasher: PasswordHasher(parameters: configuration.passwordHashing), pool: HashingPool(),
             abuse: configuration.abuseGuard)
         let listener = InvalidationListener(
-            database: database, subscribers: [cache, keyrings, revocation],
+            database: database, subscribers: [cache, keyrings, revocation, verifiedTokens],
             fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
         let rotation = KeyRotationService(
             keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, logger: logger)

@@ -54,6 +54,12 @@ public struct DatabaseSettings: Sendable, Equatable {
             host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
+        // Every Portcullis query is a key lookup scoped by tenant. Plans made for the bound
+        // values trust column statistics, which lag behind a tenant that is new or growing
+        // fast: such a tenant looks like a single row, every index starting with `tenant_id`
+        // ties, and PostgreSQL may pick one that scans the whole tenant. Generic plans
+        // estimate from distinct counts instead and always take the index the keys name.
+        configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan")]
         return configuration
     }
 }

@@ -2,6 +2,10 @@ import PortcullisCore
 @testable import PortcullisCrypto
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite("Passwords and keys")
 struct PasswordHasherTests {
     let hasher = PasswordHasher(parameters: .init(logN: 10, r: 8, p: 1))
@@ -33,6 +37,16 @@ struct PasswordHasherTests {
         }
         #expect(results.count == 8 && results.allSatisfy { $0 })
     }
+
+    #if os(Linux)
+    @Test("hashing threads run below the event loops' priority, and only they do")
+    func poolPriority() async throws {
+        let pool = HashingPool(threads: 1)
+        let niceness = try await pool.run { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+        #expect(niceness == HashingPool.niceness)
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == 0)
+    }
+    #endif
 
     @Test("the master key seals bound to a context, and reads operator formats")
     func masterKey() throws {

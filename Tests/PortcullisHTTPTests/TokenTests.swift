@@ -274,4 +274,46 @@ struct TokenTests {
             #expect(try await verify(withClaims.idToken, query: "?checkRevoked=true").status == .unauthorized)
         }
     }
+
+    @Test("a token verified once is remembered, but expiry and the tenant's deletion still apply to it")
+    func verifiedTokenCache() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"vc","allowPasswordSignup":true}"#)
+            let session = try await gateway.signUp("vc@example.com", tenant: tenant)
+            func verify(_ token: String) async throws -> HTTPResponse.Status {
+                try await gateway.client.execute(uri: "/v1/verify", method: .get, headers: [.authorization: "Bearer \(token)"]).status
+            }
+            #expect(try await verify(session.idToken) == .ok)
+            let tokens = gateway.server.tokens
+            #expect(tokens.verified.claims(of: session.idToken)?.subject == session.uid)
+            // The clock is a parameter: the remembered token is judged at its expiry without waiting for it.
+            guard case .integer(let exp)? = session.claims.value(at: ["exp"]) else { throw TestSetupError("no exp") }
+            #expect(try await tokens.verifyIDToken(session.idToken, now: exp - 1).subject == session.uid)
+            await #expect(throws: AuthError(.tokenExpired)) { try await tokens.verifyIDToken(session.idToken, now: exp) }
+
+            let other = try await gateway.createTenant(#"{"displayName":"vd","allowPasswordSignup":true}"#)
+            let live = try await gateway.signUp("vd@example.com", tenant: other)
+            #expect(try await verify(live.idToken) == .ok)
+            try await gateway.send(.delete, "/v2/projects/\(TestGateway.projectId)/tenants/\(other)")
+            #expect(try await eventually { try await verify(live.idToken) == .unauthorized } != nil)
+        }
+    }
+
+    @Test("the verified-token cache keeps two generations: recently used tokens survive, the oldest fall out")
+    func verifiedTokenCacheBound() {
+        let cache = VerifiedTokenCache(capacity: 2)
+        func claims(_ subject: String) -> IDTokenClaims {
+            IDTokenClaims(
+                issuer: "i", audience: "a", subject: subject, issuedAt: 0, expiresAt: 1, authTime: 0, signInProvider: "password")
+        }
+        cache.remember("a", claims("a"))
+        cache.remember("b", claims("b"))
+        cache.remember("c", claims("c"))  // a and b move to the previous generation
+        #expect(cache.claims(of: "a")?.subject == "a")  // used again: back in the current one
+        cache.remember("d", claims("d"))  // c and a move back; b falls out
+        #expect(cache.claims(of: "b") == nil)
+        #expect(["a", "c", "d"].allSatisfy { cache.claims(of: $0)?.subject == $0 })
+        cache.invalidate(.signingKeys(tenantId: "t"))
+        #expect(cache.claims(of: "d") == nil)
+    }
 }

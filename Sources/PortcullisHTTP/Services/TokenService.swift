@@ -18,17 +18,19 @@ public struct TokenService: Sendable {
     let keyrings: KeyringService
     let tenants: TenantSettingsCache
     let refreshTokens: RefreshTokenRepository
+    let verified: VerifiedTokenCache
     let projectId: String
     let publicURL: String
 
     /// A token service for one project.
     public init(
         keyrings: KeyringService, tenants: TenantSettingsCache, refreshTokens: RefreshTokenRepository,
-        projectId: String, publicURL: String
+        verified: VerifiedTokenCache, projectId: String, publicURL: String
     ) {
         self.keyrings = keyrings
         self.tenants = tenants
         self.refreshTokens = refreshTokens
+        self.verified = verified
         self.projectId = projectId
         self.publicURL = publicURL
     }
@@ -90,7 +92,21 @@ public struct TokenService: Sendable {
     /// Verifies an ID token's signature (with its tenant's keys), issuer, audience and expiry.
     ///
     /// `INVALID_ID_TOKEN` for anything forged or malformed, `TOKEN_EXPIRED` once `exp` passed.
+    /// A token this instance verified before is taken from ``VerifiedTokenCache``; its expiry
+    /// is checked on every call all the same.
     public func verifyIDToken(_ token: String, now: Int64) async throws -> IDTokenClaims {
+        let claims: IDTokenClaims
+        if let cached = verified.claims(of: token) {
+            claims = cached
+        } else {
+            claims = try await verifySignatureAndIssuer(token, now: now)
+            verified.remember(token, claims)
+        }
+        guard claims.expiresAt > now else { throw AuthError(.tokenExpired) }
+        return claims
+    }
+
+    private func verifySignatureAndIssuer(_ token: String, now: Int64) async throws -> IDTokenClaims {
         // Parsed once; the payload's tenant (unverified yet) picks the keyring that must verify it,
         // so a token can only ever verify with its own tenant's keys.
         guard let jws = try? CompactJWS(token), case .object(let payload) = jws.payload,
@@ -117,7 +133,6 @@ public struct TokenService: Sendable {
             claims.issuer == issuer(tenantId: tenant), claims.audience == projectId,
             claims.issuedAt <= now + 60
         else { throw AuthError(.invalidIdToken) }
-        guard claims.expiresAt > now else { throw AuthError(.tokenExpired) }
         return claims
     }
 }
