@@ -1,29 +1,41 @@
-/// What presenting a refresh token does (supabase/auth's reuse-interval model).
+/// What presenting a refresh token does (supabase/auth's reuse-interval model,
+/// with one stored row per session).
 public enum RefreshTokenPolicy {
-    /// The stored state of a presented token.
+    /// Which of the session's secrets the presented token carries.
+    public enum Presented: Sendable, Equatable {
+        /// The session's current token.
+        case current
+        /// The token the current one replaced.
+        case previous
+        /// Neither: a token rotated away more than once (or a made-up secret for a real session).
+        case older
+    }
+
+    /// The stored state of the presented token's session.
     public struct State: Sendable, Equatable {
-        /// The token (or its family) was revoked.
+        /// Which token was presented.
+        public var presented: Presented
+        /// The session was revoked (reuse was detected).
         public var revoked: Bool
-        /// When it was rotated (unix seconds), if it was.
-        public var rotatedAt: Int64?
-        /// When it was issued (unix seconds).
+        /// When the current token was issued (unix seconds): at sign-in, then at each rotation.
         public var issuedAt: Int64
 
         /// Creates a state.
-        public init(revoked: Bool, rotatedAt: Int64?, issuedAt: Int64) {
+        public init(presented: Presented, revoked: Bool, issuedAt: Int64) {
+            self.presented = presented
             self.revoked = revoked
-            self.rotatedAt = rotatedAt
             self.issuedAt = issuedAt
         }
     }
 
     /// The outcome.
     public enum Decision: Sendable, Equatable {
-        /// Rotate: mark this token used and issue its successor.
+        /// Rotate: the successor becomes the current token.
         case rotate
-        /// A replay within the grace window (a client retrying a lost answer): issue another successor.
+        /// The previous token again, within the grace window of its rotation (a client
+        /// retrying a lost answer, two tabs at once): answer with the current token again.
         case replayWithinGrace
-        /// A rotated token came back after the grace window: revoke the whole family.
+        /// A rotated token came back after the grace window: revoke the session.
         case reuseDetected
         /// Revoked: `INVALID_REFRESH_TOKEN`.
         case invalid
@@ -31,11 +43,14 @@ public enum RefreshTokenPolicy {
         case expired
     }
 
-    /// Decides, given the token's state, the user's `validSince`, the time and the grace window.
+    /// Decides, given the session's state, the user's `validSince`, the time and the grace window.
     public static func decide(_ state: State, validSince: Int64, now: Int64, graceSeconds: Int) -> Decision {
         if state.revoked { return .invalid }
         if SessionPolicy.isRevoked(sessionTime: state.issuedAt, validSince: validSince) { return .expired }
-        guard let rotatedAt = state.rotatedAt else { return .rotate }
-        return now - rotatedAt <= Int64(graceSeconds) ? .replayWithinGrace : .reuseDetected
+        switch state.presented {
+        case .current: return .rotate
+        case .previous: return now - state.issuedAt <= Int64(graceSeconds) ? .replayWithinGrace : .reuseDetected
+        case .older: return .reuseDetected
+        }
     }
 }

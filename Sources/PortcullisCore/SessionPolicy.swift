@@ -38,7 +38,7 @@ public enum CustomClaims {
         if let name = claims.keys.sorted().first(where: reserved.contains) {
             throw AuthError(.forbiddenClaim, detail: name)
         }
-        guard JSONValue.object(claims).serialized().utf8.count <= maximumBytes else {
+        guard JSONValue.object(claims).serializedBytes().count <= maximumBytes else {
             throw AuthError(.claimsTooLarge)
         }
     }

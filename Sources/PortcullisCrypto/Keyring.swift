@@ -46,7 +46,7 @@ public struct Keyring: Sendable {
         let header = JSONValue.object([
             "alg": .string(algorithm.rawValue), "kid": .string(activeKid), "typ": .string("JWT"),
         ])
-        let signingInput = Base64URL.encode(Array(header.serialized().utf8)) + "." + Base64URL.encode(Array(payload.serialized().utf8))
+        let signingInput = Base64URL.encode(header.serializedBytes()) + "." + Base64URL.encode(payload.serializedBytes())
         let signature = try signer.sign(Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
     }

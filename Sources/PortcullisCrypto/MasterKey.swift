@@ -76,6 +76,11 @@ public struct MasterKey: Sendable {
         }
     }
 
+    /// A key for another purpose, derived with HKDF-SHA256 (the master key itself only seals).
+    func derivedKey(purpose: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data(purpose.utf8), outputByteCount: 32)
+    }
+
     private static func hex(_ text: String) -> [UInt8]? {
         var bytes: [UInt8] = []
         var index = text.startIndex

@@ -6,11 +6,10 @@ public import PortcullisCore
 public enum JSONResponse {
     /// A JSON response with compact, key-sorted output.
     public static func make(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
-        let body = value.serialized()
-        return Response(
+        Response(
             status: status,
             headers: [.contentType: "application/json; charset=UTF-8"],
-            body: .init(byteBuffer: ByteBuffer(string: body)))
+            body: .init(byteBuffer: ByteBuffer(bytes: value.serializedBytes())))
     }
 }
 

@@ -94,8 +94,8 @@ public struct PortcullisServer: Sendable {
         let revocation = RevocationCache(users: users)
         let verifiedTokens = VerifiedTokenCache()
         let tokens = TokenService(
-            keyrings: keyrings, tenants: cache, refreshTokens: RefreshTokenRepository(database: database, logger: logger),
-            verified: verifiedTokens, projectId: configuration.projectId, publicURL: configuration.publicURL)
+            keyrings: keyrings, tenants: cache, sessions: RefreshSessionRepository(database: database, logger: logger),
+            successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens, projectId: configuration.projectId, publicURL: configuration.publicURL)
         let accounts = try AccountService(
             users: users, tenants: cache, tokens: tokens, revocation: revocation,
             hasher: PasswordHasher(parameters: configuration.passwordHashing), pool: HashingPool(),

@@ -85,14 +85,17 @@ struct PasswordHasherTests {
 @Suite("Session rules")
 struct SessionRuleTests {
     @Test("refresh decisions", arguments: [
-        (RefreshTokenPolicy.State(revoked: false, rotatedAt: nil, issuedAt: 100), Int64(0), Int64(200), 10, RefreshTokenPolicy.Decision.rotate),
-        (.init(revoked: true, rotatedAt: nil, issuedAt: 100), 0, 200, 10, .invalid),
-        (.init(revoked: false, rotatedAt: nil, issuedAt: 100), 101, 200, 10, .expired),
-        (.init(revoked: false, rotatedAt: nil, issuedAt: 100), 100, 200, 10, .rotate),
-        (.init(revoked: false, rotatedAt: 195, issuedAt: 100), 0, 200, 10, .replayWithinGrace),
-        (.init(revoked: false, rotatedAt: 189, issuedAt: 100), 0, 200, 10, .reuseDetected),
-        (.init(revoked: false, rotatedAt: 200, issuedAt: 100), 0, 200, 0, .replayWithinGrace),
-        (.init(revoked: false, rotatedAt: 199, issuedAt: 100), 0, 200, 0, .reuseDetected),
+        (RefreshTokenPolicy.State(presented: .current, revoked: false, issuedAt: 100), Int64(0), Int64(200), 10, RefreshTokenPolicy.Decision.rotate),
+        (.init(presented: .current, revoked: true, issuedAt: 100), 0, 200, 10, .invalid),
+        (.init(presented: .previous, revoked: true, issuedAt: 195), 0, 200, 10, .invalid),
+        (.init(presented: .current, revoked: false, issuedAt: 100), 101, 200, 10, .expired),
+        (.init(presented: .previous, revoked: false, issuedAt: 195), 196, 200, 10, .expired),
+        (.init(presented: .current, revoked: false, issuedAt: 100), 100, 200, 10, .rotate),
+        (.init(presented: .previous, revoked: false, issuedAt: 190), 0, 200, 10, .replayWithinGrace),
+        (.init(presented: .previous, revoked: false, issuedAt: 189), 0, 200, 10, .reuseDetected),
+        (.init(presented: .previous, revoked: false, issuedAt: 200), 0, 200, 0, .replayWithinGrace),
+        (.init(presented: .previous, revoked: false, issuedAt: 199), 0, 200, 0, .reuseDetected),
+        (.init(presented: .older, revoked: false, issuedAt: 200), 0, 200, 10, .reuseDetected),
     ])
     func refresh(state: RefreshTokenPolicy.State, validSince: Int64, now: Int64, grace: Int, expected: RefreshTokenPolicy.Decision) {
         #expect(RefreshTokenPolicy.decide(state, validSince: validSince, now: now, graceSeconds: grace) == expected)

@@ -40,4 +40,31 @@ struct SecretTokenTests {
         #expect(SecretToken.random() != secret)
         #expect(Base64URL.decode("not base64!") == nil)
     }
+
+    @Test("refresh tokens name their tenant and session, and successors are derived: same key, same successor")
+    func refreshTokens() throws {
+        let key = RefreshTokenKey(masterKey: MasterKey.generate())
+        let first = RefreshToken.startSession(tenantId: "acme-1")
+        #expect(first.string.hasPrefix("pr2."))
+        let parsed = try #require(RefreshToken(parsing: first.string))
+        #expect(parsed == first && parsed.tenantId == "acme-1" && parsed.secretHash == first.secretHash)
+        #expect(RefreshToken(parsing: RefreshToken.startSession(tenantId: nil).string)?.tenantId == nil)
+
+        let next = first.successor(using: key)
+        #expect(next == first.successor(using: key))
+        #expect(next.sessionId == first.sessionId && next.tenantId == first.tenantId && next.secretHash != first.secretHash)
+        #expect(RefreshToken(parsing: next.string) == next)
+        #expect(next.successor(using: key) != next)
+        #expect(first.successor(using: RefreshTokenKey(masterKey: MasterKey.generate())) != next)
+
+        let parts = first.string.split(separator: ".").map(String.init)
+        for malformed in [
+            "", "pr2", "pr1.\(parts[1]).\(parts[3])", "pr3.\(parts[1]).\(parts[2]).\(parts[3])",
+            "pr2.\(parts[1]).\(parts[2]).\(parts[3]).x", "pr2.\(parts[1]).\(parts[2]).\(parts[3].dropLast())",
+            "pr2.\(Base64URL.encode(Array("bad tenant!".utf8))).\(parts[2]).\(parts[3])",
+            "pr2.\(parts[1]).\(parts[2].dropLast())*.\(parts[3])",
+        ] {
+            #expect(RefreshToken(parsing: malformed) == nil, "\(malformed)")
+        }
+    }
 }

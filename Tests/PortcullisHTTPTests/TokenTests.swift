@@ -129,7 +129,7 @@ struct TokenTests {
         }
     }
 
-    @Test("refresh rotates the token; a replay inside the grace window works; reuse after it revokes the family")
+    @Test("refresh rotates the token; a replay inside the grace window gets the same successor; reuse revokes the session")
     func refreshRotation() async throws {
         try await TestGateway.run { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"r","allowPasswordSignup":true,"refreshTokenReuseGraceSeconds":0}"#)
@@ -156,7 +156,7 @@ struct TokenTests {
             guard case .string(let third)? = try form.json().value(at: ["refresh_token"]) else { throw TestSetupError("no token") }
 
             try await Task.sleep(for: .milliseconds(1100))
-            // `second` was rotated over a second ago with a 0 s grace window: reuse. The whole family dies.
+            // `second` was rotated over a second ago with a 0 s grace window: reuse. The whole session dies.
             try await gateway.refresh(second).expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
             try await gateway.refresh(third).expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
             try await gateway.refresh("pr1.AA.garbage").expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
@@ -165,11 +165,32 @@ struct TokenTests {
             let again = try await gateway.signIn("r@example.com", tenant: tenant)
             #expect(try await gateway.refresh(again.refreshToken).status == .ok)
 
-            // Within a grace window a replay is allowed (a client retrying a lost answer).
+            // Within a grace window a replay is allowed (a client retrying a lost answer, two tabs at
+            // once) and gets the very same successor, so neither copy is left holding a dead token.
             try await gateway.patchTenant(tenant, mask: "refreshTokenReuseGraceSeconds", #"{"refreshTokenReuseGraceSeconds":30}"#)
             let graced = try await gateway.signIn("r@example.com", tenant: tenant)
-            #expect(try await gateway.refresh(graced.refreshToken).status == .ok)
-            #expect(try await gateway.refresh(graced.refreshToken).status == .ok)
+            func successor(_ token: String) async throws -> String? {
+                guard case .string(let next)? = try await gateway.refresh(token).json().value(at: ["refresh_token"]) else { return nil }
+                return next
+            }
+            let next = try await successor(graced.refreshToken)
+            #expect(next != nil)
+            #expect(try await successor(graced.refreshToken) == next)
+            // Once the successor itself rotates, the first token is two generations old: reuse, even inside
+            // the window, and the session dies with every token it handed out.
+            let latest = try await successor(next ?? "")
+            #expect(latest != nil && latest != next)
+            try await gateway.refresh(graced.refreshToken).expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
+            try await gateway.refresh(latest ?? "").expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
+
+            // A well-formed token naming no session, or a real session with a made-up secret.
+            let tenantPart = Base64URL.encode(Array(tenant.utf8))
+            let made = "pr2.\(tenantPart).\(SecretToken.random(byteCount: 16)).\(SecretToken.random())"
+            try await gateway.refresh(made).expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
+            let victim = try await gateway.signIn("r@example.com", tenant: tenant)
+            let sessionId = victim.refreshToken.split(separator: ".")[2]
+            try await gateway.refresh("pr2.\(tenantPart).\(sessionId).\(SecretToken.random())")
+                .expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
         }
     }
 
@@ -315,5 +336,17 @@ struct TokenTests {
         #expect(["a", "c", "d"].allSatisfy { cache.claims(of: $0)?.subject == $0 })
         cache.invalidate(.signingKeys(tenantId: "t"))
         #expect(cache.claims(of: "d") == nil)
+    }
+
+    @Test("form bodies: + is a space, %XX a byte, a later duplicate wins; bad escapes and non-UTF-8 are refused")
+    func formBodies() {
+        #expect(FormBody.parse(Array("grant_type=refresh_token&refresh_token=a%2Eb+c&empty=&bare".utf8)) == [
+            "grant_type": "refresh_token", "refresh_token": "a.b c", "empty": "", "bare": "",
+        ])
+        #expect(FormBody.parse(Array("a=1&a=2&%C3%A9=%e2%82%ac".utf8)) == ["a": "2", "é": "€"])
+        #expect(FormBody.parse([]) == [:])
+        for bad in ["a=%", "a=%4", "a=%zz", "a=%FF", "%C3=x"] {
+            #expect(FormBody.parse(Array(bad.utf8)) == nil, "\(bad)")
+        }
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import Hummingbird
 import PortcullisCore
 
@@ -35,18 +34,7 @@ struct TokenRoutes {
             for key in body.members.keys { fields[key] = try body.string(key) }
             return fields
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw AuthError(.invalidArgument, detail: "Invalid form body")
-        }
-        var fields: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (part: Substring) in String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
-            guard let key = decode(parts[0]), let value = parts.count == 2 ? decode(parts[1]) : "" else {
-                throw AuthError(.invalidArgument, detail: "Invalid form body")
-            }
-            fields[key] = value
-        }
+        guard let fields = FormBody.parse(bytes) else { throw AuthError(.invalidArgument, detail: "Invalid form body") }
         return fields
     }
 }

@@ -63,6 +63,6 @@ struct IDTokenClaimsView {
         self.claims =
             claims.customClaims.isEmpty
             ? "e30"  // base64url of "{}", the common case
-            : Base64URL.encode(Array(JSONValue.object(claims.customClaims).serialized().utf8))
+            : Base64URL.encode(JSONValue.object(claims.customClaims).serializedBytes())
     }
 }

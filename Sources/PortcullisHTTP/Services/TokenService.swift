@@ -17,19 +17,21 @@ public struct SessionTokens: Sendable {
 public struct TokenService: Sendable {
     let keyrings: KeyringService
     let tenants: TenantSettingsCache
-    let refreshTokens: RefreshTokenRepository
+    let sessions: RefreshSessionRepository
+    let successorKey: RefreshTokenKey
     let verified: VerifiedTokenCache
     let projectId: String
     let publicURL: String
 
     /// A token service for one project.
     public init(
-        keyrings: KeyringService, tenants: TenantSettingsCache, refreshTokens: RefreshTokenRepository,
-        verified: VerifiedTokenCache, projectId: String, publicURL: String
+        keyrings: KeyringService, tenants: TenantSettingsCache, sessions: RefreshSessionRepository,
+        successorKey: RefreshTokenKey, verified: VerifiedTokenCache, projectId: String, publicURL: String
     ) {
         self.keyrings = keyrings
         self.tenants = tenants
-        self.refreshTokens = refreshTokens
+        self.sessions = sessions
+        self.successorKey = successorKey
         self.verified = verified
         self.projectId = projectId
         self.publicURL = publicURL
@@ -63,30 +65,30 @@ public struct TokenService: Sendable {
         for user: User, signInProvider: String, now: Int64, upgradedPasswordHash: String? = nil
     ) async throws -> SessionTokens {
         let (idToken, lifetime) = try await mintIDToken(for: user, authTime: now, signInProvider: signInProvider, now: now)
-        let refresh = RefreshTokenFormat.make(tenantId: user.tenantId)
-        try await refreshTokens.startSession(
-            tenantId: user.tenantId, tokenHash: SecretToken.hash(refresh), uid: user.uid, now: now,
+        let refresh = RefreshToken.startSession(tenantId: user.tenantId)
+        try await sessions.start(
+            tenantId: user.tenantId, sessionId: refresh.sessionId, tokenHash: refresh.secretHash, uid: user.uid, now: now,
             signInProvider: signInProvider, upgradedPasswordHash: upgradedPasswordHash)
-        return SessionTokens(idToken: idToken, refreshToken: refresh, expiresIn: lifetime)
+        return SessionTokens(idToken: idToken, refreshToken: refresh.string, expiresIn: lifetime)
     }
 
     /// Exchanges a refresh token for new tokens, rotating it (DESIGN.md §3).
     public func refresh(_ presented: String, now: Int64) async throws -> (tokens: SessionTokens, user: User) {
-        guard let tenantId = RefreshTokenFormat.tenant(of: presented) else { throw AuthError(.invalidRefreshToken) }
+        guard let token = RefreshToken(parsing: presented) else { throw AuthError(.invalidRefreshToken) }
         let settings: TenantSettings
         do {
-            settings = try await tenants.settings(tenantId: tenantId)
+            settings = try await tenants.settings(tenantId: token.tenantId)
         } catch let error as AuthError where error.code == .tenantNotFound {
             throw AuthError(.invalidRefreshToken)
         }
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        let successor = RefreshTokenFormat.make(tenantId: tenantId)
-        let (session, user) = try await refreshTokens.rotate(
-            tenantId: tenantId, tokenHash: SecretToken.hash(presented), successorHash: SecretToken.hash(successor),
-            now: now, graceSeconds: settings.refreshTokenReuseGraceSeconds)
+        let successor = token.successor(using: successorKey)
+        let (session, user) = try await sessions.rotate(
+            tenantId: token.tenantId, sessionId: token.sessionId, presentedHash: token.secretHash,
+            successorHash: successor.secretHash, now: now, graceSeconds: settings.refreshTokenReuseGraceSeconds)
         let (idToken, lifetime) = try await mintIDToken(
             for: user, authTime: session.authTime, signInProvider: session.signInProvider, now: now)
-        return (SessionTokens(idToken: idToken, refreshToken: successor, expiresIn: lifetime), user)
+        return (SessionTokens(idToken: idToken, refreshToken: successor.string, expiresIn: lifetime), user)
     }
 
     /// Verifies an ID token's signature (with its tenant's keys), issuer, audience and expiry.
@@ -134,25 +136,5 @@ public struct TokenService: Sendable {
             claims.issuedAt <= now + 60
         else { throw AuthError(.invalidIdToken) }
         return claims
-    }
-}
-
-/// Refresh tokens: `pr1.<base64url tenant>.<256 random bits>`.
-///
-/// The tenant travels in the token because `/v1/token` requests carry no
-/// tenant, and every row is keyed by tenant first; it is not a secret.
-enum RefreshTokenFormat {
-    static func make(tenantId: String?) -> String {
-        "pr1.\(Base64URL.encode(Array((tenantId ?? "").utf8))).\(SecretToken.random())"
-    }
-
-    /// The tenant of a well-formed token (`.some(nil)`: project users), else `nil`.
-    static func tenant(of token: String) -> String?? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "pr1", parts[2].utf8.count == 43, token.utf8.count < 512,
-            let bytes = Base64URL.decode(String(parts[1])), let tenant = String(validating: bytes, as: UTF8.self)
-        else { return nil }
-        if tenant.isEmpty { return .some(nil) }
-        return TenantID.isValid(tenant) ? .some(tenant) : nil
     }
 }
