@@ -21,13 +21,16 @@ enum UserResource {
         if let refresh = user.lastRefreshAt { members["lastRefreshAt"] = .string(RFC3339.format(refresh)) }
         if !user.customAttributes.isEmpty { members["customAttributes"] = .string(JSONValue.object(user.customAttributes).serialized()) }
         var providers: [JSONValue] = []
-        if user.hasPassword, let email = user.email {
+        for link in user.providers {
             var info: [String: JSONValue] = [
-                "providerId": .string("password"), "federatedId": .string(email), "email": .string(email),
-                "rawId": .string(email),
+                "providerId": .string(link.providerId), "federatedId": .string(link.federatedId),
+                "rawId": .string(link.federatedId),
             ]
-            if let name = user.displayName { info["displayName"] = .string(name) }
-            if let photo = user.photoURL { info["photoUrl"] = .string(photo) }
+            if let email = link.email { info["email"] = .string(email) }
+            // The password provider shows the account's own profile, as Firebase does.
+            let isPassword = link.providerId == ProviderLink.password
+            if let name = isPassword ? user.displayName : link.displayName { info["displayName"] = .string(name) }
+            if let photo = isPassword ? user.photoURL : link.photoURL { info["photoUrl"] = .string(photo) }
             providers.append(.object(info))
         }
         members["providerUserInfo"] = .array(providers)

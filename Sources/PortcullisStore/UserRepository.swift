@@ -16,19 +16,31 @@ public struct UserRepository: Sendable {
         self.logger = logger
     }
 
-    static let columns = """
-        uid, email, email_verified, display_name, photo_url, disabled, custom_attributes::text, password_hash,
-        created_at, last_login_at, last_refresh_at, valid_since
+    /// A user's provider links as a JSON array of `[provider, federated id, email, name, photo]`,
+    /// read by a correlated subquery beside the user's columns (one index probe, no second round trip).
+    static let providersColumn = """
+        (SELECT coalesce(json_agg(json_build_array(p.provider_id, p.federated_id, p.email, p.display_name, p.photo_url)
+                ORDER BY p.provider_id, p.federated_id), '[]')::text
+         FROM user_providers p WHERE p.tenant_id = users.tenant_id AND p.uid = users.uid)
         """
 
-    /// ``columns`` qualified by the table name, for statements joining other tables.
-    static let qualifiedColumns = columns.split(separator: ",")
-        .map { "users." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
+    private static let plainColumns = [
+        "uid", "email", "email_verified", "display_name", "photo_url", "disabled", "custom_attributes::text", "password_hash",
+        "created_at", "last_login_at", "last_refresh_at", "valid_since",
+    ]
 
-    /// Inserts a user: `EMAIL_EXISTS` or `DUPLICATE_LOCAL_ID` on a unique clash.
+    /// What every user read selects, in the order ``decode(_:tenantId:offset:)`` reads.
+    static let columns = (plainColumns + [providersColumn]).joined(separator: ", ")
+
+    /// ``columns`` qualified by the table name, for statements joining other tables.
+    static let qualifiedColumns = (plainColumns.map { "users." + $0 } + [providersColumn]).joined(separator: ", ")
+
+    /// Inserts a user with its `password` link: `EMAIL_EXISTS` or `DUPLICATE_LOCAL_ID` on a unique clash.
     public func create(_ user: User, passwordHash: String?) async throws -> User {
+        var user = user
+        user.syncPasswordLink()
         do {
-            return try await database.withConnection { connection in
+            return try await database.withTransaction { connection in
                 let rows = try await connection.query(
                     """
                     INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
@@ -38,15 +50,35 @@ public struct UserRepository: Sendable {
                         \(passwordHash), \(user.validSince), \(user.lastLoginAt))
                     RETURNING \(unescaped: Self.columns)
                     """, logger: logger)
-                guard let (created, _) = try await Self.decode(rows, tenantId: user.tenantId).first else {
+                guard var (created, _) = try await Self.decode(rows, tenantId: user.tenantId).first else {
                     throw AuthError(.internalError)
                 }
+                try await syncPasswordLink(of: user, on: connection)
+                created.providers = user.providers
                 return created
             }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             throw AuthError(
                 error.serverInfo?[.constraintName] == "users_email_unique" ? .emailExists : .duplicateLocalId)
         }
+    }
+
+    /// Stores `user.passwordLink` as the account's only `password` link (or none).
+    private func syncPasswordLink(of user: User, on connection: PostgresConnection) async throws {
+        let link = user.passwordLink
+        try await connection.query(
+            """
+            DELETE FROM user_providers
+            WHERE tenant_id = \(user.tenantId ?? "") AND uid = \(user.uid) AND provider_id = \(ProviderLink.password)
+              AND federated_id IS DISTINCT FROM \(link?.federatedId)
+            """, logger: logger)
+        guard let link else { return }
+        try await connection.query(
+            """
+            INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)
+            VALUES (\(user.tenantId ?? ""), \(link.providerId), \(link.federatedId), \(user.uid), \(link.email))
+            ON CONFLICT (tenant_id, provider_id, federated_id) DO NOTHING
+            """, logger: logger)
     }
 
     /// The user and their password hash, or `nil`.
@@ -71,11 +103,17 @@ public struct UserRepository: Sendable {
         }
     }
 
-    /// Writes every profile field of `user` (and the hash when given); `EMAIL_EXISTS` on a clash.
-    /// Notifies other instances when `validSince` or `disabled` changed, for their revocation caches.
-    public func save(_ user: User, passwordHash: String??, revocationChanged: Bool) async throws {
+    /// Writes every profile field of `user` (and the hash when given) and its `password` link;
+    /// `EMAIL_EXISTS` on a clash. Notifies other instances when `validSince` or `disabled`
+    /// changed, for their revocation caches.
+    ///
+    /// - Returns: the user as stored, links included.
+    @discardableResult
+    public func save(_ user: User, passwordHash: String??, revocationChanged: Bool) async throws -> User {
+        var user = user
+        user.syncPasswordLink()
         do {
-            try await database.withTransaction { connection in
+            try await database.withTransaction { [user] connection in
                 let setHash = passwordHash != nil
                 try await connection.query(
                     """
@@ -86,6 +124,7 @@ public struct UserRepository: Sendable {
                         valid_since = \(user.validSince), last_login_at = \(user.lastLoginAt)
                     WHERE tenant_id = \(user.tenantId ?? "") AND uid = \(user.uid)
                     """, logger: logger)
+                try await syncPasswordLink(of: user, on: connection)
                 if revocationChanged {
                     try await InvalidationEvent.user(tenantId: user.tenantId, uid: user.uid).send(on: connection, logger: logger)
                 }
@@ -93,6 +132,7 @@ public struct UserRepository: Sendable {
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             throw AuthError(.emailExists)
         }
+        return user
     }
 
     /// Deletes the user (their refresh tokens go with them); `false` when absent.
@@ -131,7 +171,7 @@ public struct UserRepository: Sendable {
     /// Decodes ``columns`` starting at column `offset` of `row`.
     static func decode(_ row: PostgresRow, tenantId: String?, offset: Int = 0) throws -> (User, String?)? {
         let cells = PostgresRandomAccessRow(row)
-        guard cells.count >= offset + 12 else { return nil }
+        guard cells.count >= offset + 13 else { return nil }
         func cell<Value: PostgresDecodable>(_ index: Int, as type: Value.Type = Value.self) throws -> Value {
             try cells[offset + index].decode(Value.self, context: .default)
         }
@@ -143,6 +183,21 @@ public struct UserRepository: Sendable {
             customAttributes: (try? JSONValue.parse(Array(attributes.utf8)))?.objectValue ?? [:],
             hasPassword: hash != nil, createdAt: try cell(8), lastLoginAt: try cell(9), lastRefreshAt: try cell(10),
             validSince: try cell(11))
-        return (user, hash)
+        var decoded = user
+        decoded.providers = Self.decodeProviders(try cell(12))
+        return (decoded, hash)
+    }
+
+    private static func decodeProviders(_ json: String) -> [ProviderLink] {
+        guard case .array(let rows)? = try? JSONValue.parse(Array(json.utf8)) else { return [] }
+        return rows.compactMap { row in
+            guard case .array(let fields) = row, fields.count == 5, case .string(let provider) = fields[0],
+                case .string(let federatedId) = fields[1]
+            else { return nil }
+            func text(_ value: JSONValue) -> String? { if case .string(let text) = value { text } else { nil } }
+            return ProviderLink(
+                providerId: provider, federatedId: federatedId, email: text(fields[2]), displayName: text(fields[3]),
+                photoURL: text(fields[4]))
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import PortcullisCore
 import Testing
 
@@ -103,5 +104,27 @@ struct TenantIDTests {
         #expect(AuthError(.tenantNotFound).code.rpcStatus == "NOT_FOUND")
         #expect(AuthError(.adminOnlyOperation).code.httpStatus == 400)
         #expect(AuthError(.adminOnlyOperation).code.rpcStatus == nil)
+    }
+}
+
+@Suite("Provider links")
+struct ProviderLinkTests {
+    @Test("the password link follows email and password; identities list the email and federated ids")
+    func links() {
+        var user = User(tenantId: nil, uid: "u", createdAt: .distantPast)
+        user.syncPasswordLink()
+        #expect(user.providers.isEmpty && user.isAnonymous && user.identities.isEmpty)
+        user.email = "a@example.com"
+        user.syncPasswordLink()
+        #expect(user.providers.isEmpty && !user.isAnonymous)  // an email alone links nothing
+        user.hasPassword = true
+        user.providers.append(ProviderLink(providerId: "google.com", federatedId: "g-1", email: "a@example.com"))
+        user.syncPasswordLink()
+        #expect(user.providers.map(\.providerId) == ["google.com", "password"])
+        #expect(user.providerIds == ["google.com", "password"])
+        #expect(user.identities == ["email": ["a@example.com"], "google.com": ["g-1"]])
+        user.email = "b@example.com"
+        user.syncPasswordLink()
+        #expect(user.providers.filter { $0.providerId == "password" }.map(\.federatedId) == ["b@example.com"])
     }
 }

@@ -5,6 +5,7 @@ import PortcullisCore
 import PortcullisHTTP
 import PortcullisStore
 import PortcullisTestSupport
+import PostgresNIO
 import Testing
 
 @Suite("End-user accounts")
@@ -63,6 +64,58 @@ struct AccountTests {
             let anonymous = try await gateway.endUser("accounts:signUp", [:], tenant: tenant)
             #expect(anonymous.status == .ok)
             #expect(try Session(anonymous.json()).claims.value(at: ["firebase", "sign_in_provider"]) == .string("anonymous"))
+        }
+    }
+
+    @Test("provider links live in their own table: password sign-up links it, anonymous users have none, an upgrade links it and keeps the uid, an email change moves it, deletion removes it")
+    func providerLinks() async throws {
+        try await Self.forEachScope { gateway, tenant in
+            func links(_ uid: String) async throws -> [String] {
+                try await gateway.server.database.withConnection { connection in
+                    var found: [String] = []
+                    let rows = try await connection.query(
+                        "SELECT provider_id || ':' || federated_id FROM user_providers WHERE tenant_id = \(tenant ?? "") AND uid = \(uid)",
+                        logger: TestDatabase.logger)
+                    for try await link in rows.decode(String.self) { found.append(link) }
+                    return found
+                }
+            }
+            func providerInfo(_ idToken: String) async throws -> JSONValue? {
+                let users = try await gateway.endUser("accounts:lookup", ["idToken": .string(idToken)], tenant: tenant).json()
+                guard case .array(let found)? = users.value(at: ["users"]) else { return nil }
+                return found.first?.value(at: ["providerUserInfo"])
+            }
+            let ada = try await gateway.signUp("links@example.com", tenant: tenant)
+            #expect(try await links(ada.uid) == ["password:links@example.com"])
+            #expect(try await providerInfo(ada.idToken) == .array([.object([
+                "providerId": "password", "federatedId": "links@example.com", "rawId": "links@example.com",
+                "email": "links@example.com",
+            ])]))
+            let methods = try await gateway.endUser("accounts:createAuthUri", ["identifier": "links@example.com"], tenant: tenant).json()
+            #expect(methods.value(at: ["signinMethods"]) == .array(["password"]))
+
+            let anonymous = try Session(try await gateway.endUser("accounts:signUp", [:], tenant: tenant).json())
+            #expect(try await links(anonymous.uid).isEmpty)
+            #expect(try await providerInfo(anonymous.idToken) == .array([]))
+            let upgraded = try Session(try await gateway.endUser(
+                "accounts:signUp",
+                ["idToken": .string(anonymous.idToken), "email": "upgraded@example.com", "password": "correct horse"],
+                tenant: tenant
+            ).json())
+            #expect(upgraded.uid == anonymous.uid)
+            #expect(upgraded.claims.value(at: ["firebase", "identities", "email"]) == .array(["upgraded@example.com"]))
+            #expect(try await links(anonymous.uid) == ["password:upgraded@example.com"])
+            #expect(try await gateway.signIn("upgraded@example.com", tenant: tenant).uid == anonymous.uid)
+
+            let moved = try Session(try await gateway.endUser(
+                "accounts:update", ["idToken": .string(upgraded.idToken), "email": "moved@example.com"], tenant: tenant
+            ).json())
+            #expect(try await links(anonymous.uid) == ["password:moved@example.com"])
+            guard case .array(let info)? = try await providerInfo(moved.idToken) else { throw TestSetupError("no providers") }
+            #expect(info.first?.value(at: ["federatedId"]) == .string("moved@example.com"))
+
+            #expect(try await gateway.endUser("accounts:delete", ["idToken": .string(moved.idToken)], tenant: tenant).status == .ok)
+            #expect(try await links(anonymous.uid).isEmpty)
         }
     }
 

@@ -24,7 +24,7 @@ struct MigratorTests {
             }
             #expect(tables == [
                 "admin_keys", "audit_log", "project_config", "refresh_sessions", "schema_migrations", "signing_keys",
-                "tenants", "users",
+                "tenants", "user_providers", "users",
             ])
         }
     }

@@ -221,7 +221,7 @@ public struct AccountService: Sendable {
         if changes.deleteAttributes.contains("DISPLAY_NAME") { next.displayName = nil }
         if changes.deleteAttributes.contains("PHOTO_URL") { next.photoURL = nil }
         if sensitive { next.validSince = now }
-        try await users.save(next, passwordHash: hash, revocationChanged: sensitive)
+        next = try await users.save(next, passwordHash: hash, revocationChanged: sensitive)
         if sensitive {
             revocation.invalidate(.user(tenantId: user.tenantId, uid: user.uid))
             // Tokens for the caller are issued after the change, with a fresh auth_time.
@@ -284,7 +284,7 @@ public struct AccountService: Sendable {
         if let emailVerified { user.emailVerified = emailVerified }
         if let customAttributes { user.customAttributes = customAttributes }
         if let displayName { user.displayName = displayName }
-        try await users.save(user, passwordHash: nil, revocationChanged: revocationChanged)
+        user = try await users.save(user, passwordHash: nil, revocationChanged: revocationChanged)
         if revocationChanged { revocation.invalidate(.user(tenantId: tenantId, uid: uid)) }
         return user
     }

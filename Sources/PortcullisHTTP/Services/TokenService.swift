@@ -47,13 +47,11 @@ public struct TokenService: Sendable {
         for user: User, authTime: Int64, signInProvider: String, now: Int64
     ) async throws -> (token: String, lifetime: Int) {
         let settings = try await tenants.settings(tenantId: user.tenantId)
-        var identities: [String: [String]] = [:]
-        if let email = user.email { identities["email"] = [email] }
         let claims = IDTokenClaims(
             issuer: issuer(tenantId: user.tenantId), audience: projectId, subject: user.uid, issuedAt: now,
             expiresAt: now + Int64(settings.idTokenLifetimeSeconds), authTime: authTime, email: user.email,
             emailVerified: user.email.map { _ in user.emailVerified }, name: user.displayName, picture: user.photoURL,
-            signInProvider: signInProvider, identities: identities, tenantId: user.tenantId,
+            signInProvider: signInProvider, identities: user.identities, tenantId: user.tenantId,
             customClaims: user.customAttributes)
         let keyring = try await keyrings.keyring(tenantId: user.tenantId)
         return (try keyring.sign(claims.json), settings.idTokenLifetimeSeconds)
