@@ -100,7 +100,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "PortcullisBench",
-            dependencies: ["PortcullisCrypto"],
+            dependencies: ["PortcullisCore", "PortcullisCrypto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -110,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PortcullisCryptoTests",
-            dependencies: ["PortcullisCrypto"],
+            dependencies: ["PortcullisCore", "PortcullisCrypto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

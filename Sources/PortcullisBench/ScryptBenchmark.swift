@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PortcullisCore
 import PortcullisCrypto
 import Synchronization
 

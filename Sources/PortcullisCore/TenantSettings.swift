@@ -32,6 +32,9 @@ public struct TenantSettings: Sendable, Equatable {
     public var oobCodeLifetimeSeconds = 3600
     /// (provider, domain) pairs the tenant trusts in addition to the built-in table.
     public var trustedEmailDomains: [TrustedEmailDomain] = []
+    /// scrypt cost for the tenant's new password hashes; `nil`: the daemon's default
+    /// (N = 2^14, r = 8, p = 1). Existing hashes keep theirs until the next sign-in.
+    public var scryptParameters: ScryptParameters?
 
     /// Settings with every default.
     public init() {}
@@ -114,6 +117,7 @@ extension TenantSettings {
         "passwordPolicyConfig.forceUpgradeOnSignin", "passwordPolicyConfig.passwordPolicyVersions",
         "signingAlgorithm", "idTokenLifetimeSeconds", "recentLoginWindowSeconds",
         "refreshTokenReuseGraceSeconds", "oobCodeLifetimeSeconds", "trustedEmailDomains",
+        "scryptParameters", "scryptParameters.logN", "scryptParameters.r", "scryptParameters.p",
     ]
 
     static let federatedProviders: Set<String> = [
@@ -162,6 +166,9 @@ extension TenantSettings {
                 try TrustedEmailDomain(reader: JSONValue.Reader(item, path: "trustedEmailDomains[\(index)]"))
             }
         }
+        if let scrypt = try body.object("scryptParameters") {
+            scryptParameters = try ScryptParameters(reader: scrypt)
+        }
     }
 
     private static func bounded(
@@ -200,6 +207,7 @@ extension TenantSettings {
             }),
         ]
         if let displayName { members["displayName"] = .string(displayName) }
+        if let scryptParameters { members["scryptParameters"] = scryptParameters.json }
         return .object(members)
     }
 }
@@ -270,5 +278,47 @@ extension TenantSettings.TrustedEmailDomain {
             throw AuthError(.invalidArgument, detail: "\(reader.path).domain must be an email domain")
         }
         self.init(providerId: providerId, domain: domain)
+    }
+}
+
+/// scrypt's cost parameters: N = 2^`logN`, block size `r`, parallelism `p`.
+public struct ScryptParameters: Sendable, Hashable {
+    /// log2 of N.
+    public var logN: Int
+    /// Block size.
+    public var r: Int
+    /// Parallelism.
+    public var p: Int
+
+    /// N = 2^14, r = 8, p = 1 (DESIGN.md §3's default): 16 MiB and ~40 ms per hash here.
+    public static let standard = ScryptParameters(logN: 14, r: 8, p: 1)
+
+    /// The most memory one hash may take when a tenant chooses (128 · r · N bytes): 64 MiB,
+    /// so a hashing thread per core stays within a small daemon's budget.
+    public static let maximumMemoryBytes = 64 << 20
+
+    /// Creates parameters.
+    public init(logN: Int, r: Int, p: Int) {
+        self.logN = logN
+        self.r = r
+        self.p = p
+    }
+
+    init(reader: JSONValue.Reader) throws(AuthError) {
+        let defaults = Self.standard
+        self.init(
+            logN: try reader.int("logN") ?? defaults.logN, r: try reader.int("r") ?? defaults.r,
+            p: try reader.int("p") ?? defaults.p)
+        guard (10...20).contains(logN), (1...32).contains(r), (1...16).contains(p),
+            128 * r << logN <= Self.maximumMemoryBytes
+        else {
+            throw AuthError(
+                .invalidArgument,
+                detail: "scryptParameters: logN 10 to 20, r 1 to 32, p 1 to 16, and at most 64 MiB (128 * r * 2^logN)")
+        }
+    }
+
+    var json: JSONValue {
+        .object(["logN": .integer(Int64(logN)), "r": .integer(Int64(r)), "p": .integer(Int64(p))])
     }
 }

@@ -7,30 +7,11 @@ import PortcullisCore
 /// Encoded as `$scrypt$ln=14,r=8,p=1$<salt>$<hash>` (base64url): verification
 /// reads the parameters from the stored hash, never from current settings.
 public struct PasswordHasher: Sendable {
-    /// scrypt cost parameters.
-    public struct Parameters: Sendable, Equatable {
-        /// log2 of N.
-        public var logN: Int
-        /// Block size.
-        public var r: Int
-        /// Parallelism.
-        public var p: Int
-
-        /// N = 2^14, r = 8, p = 1 (DESIGN.md §3's default).
-        public static let standard = Parameters(logN: 14, r: 8, p: 1)
-
-        /// Creates parameters.
-        public init(logN: Int, r: Int, p: Int) {
-            self.logN = logN
-            self.r = r
-            self.p = p
-        }
-    }
-
-    let parameters: Parameters
+    /// The parameters new hashes are made with.
+    public let parameters: ScryptParameters
 
     /// A hasher producing new hashes with `parameters`.
-    public init(parameters: Parameters = .standard) {
+    public init(parameters: ScryptParameters = .standard) {
         self.parameters = parameters
     }
 
@@ -59,7 +40,7 @@ public struct PasswordHasher: Sendable {
         return fields.count != 4 || Self.parseParameters(fields[1]) != parameters
     }
 
-    private static func parseParameters(_ text: Substring) -> Parameters? {
+    private static func parseParameters(_ text: Substring) -> ScryptParameters? {
         var values: [String: Int] = [:]
         for pair in text.split(separator: ",") {
             let kv = pair.split(separator: "=")
@@ -69,10 +50,10 @@ public struct PasswordHasher: Sendable {
         guard let logN = values["ln"], let r = values["r"], let p = values["p"],
             (1...20).contains(logN), (1...32).contains(r), (1...16).contains(p)
         else { return nil }
-        return Parameters(logN: logN, r: r, p: p)
+        return ScryptParameters(logN: logN, r: r, p: p)
     }
 
-    private static func derive(_ password: String, salt: [UInt8], _ parameters: Parameters, length: Int = 32) throws -> [UInt8] {
+    private static func derive(_ password: String, salt: [UInt8], _ parameters: ScryptParameters, length: Int = 32) throws -> [UInt8] {
         let key = try KDF.Scrypt.deriveKey(
             from: Array(password.utf8), salt: salt, outputByteCount: length, rounds: 1 << parameters.logN,
             blockSize: parameters.r, parallelism: parameters.p)

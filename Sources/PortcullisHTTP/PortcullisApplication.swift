@@ -1,6 +1,7 @@
 public import Hummingbird
 public import Logging
 public import NIOCore
+public import PortcullisCore
 public import PortcullisCrypto
 public import PortcullisStore
 import Prometheus
@@ -24,8 +25,8 @@ public struct ServerConfiguration: Sendable {
     public var cacheRefreshInterval: Duration
     /// Seals signing keys at rest.
     public var masterKey: MasterKey
-    /// scrypt parameters of new password hashes.
-    public var passwordHashing: PasswordHasher.Parameters
+    /// scrypt parameters of new password hashes for tenants that set none (`scryptParameters`).
+    public var passwordHashing: ScryptParameters
     /// Abuse limits (shared with whoever reloads them).
     public var abuseGuard: AbuseGuard
     /// Age at which a tenant's signing key is rotated automatically.
@@ -35,7 +36,7 @@ public struct ServerConfiguration: Sendable {
     public init(
         projectId: String, publicURL: String, host: String = "127.0.0.1", port: Int = 8080,
         database: DatabaseSettings, apiKeys: [String] = [], cacheRefreshInterval: Duration = .seconds(60),
-        masterKey: MasterKey, passwordHashing: PasswordHasher.Parameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
+        masterKey: MasterKey, passwordHashing: ScryptParameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
         keyRotationPeriod: Duration = .seconds(30 * 86_400)
     ) {
         self.projectId = projectId
@@ -96,9 +97,9 @@ public struct PortcullisServer: Sendable {
         let tokens = TokenService(
             keyrings: keyrings, tenants: cache, sessions: RefreshSessionRepository(database: database, logger: logger),
             successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens, projectId: configuration.projectId, publicURL: configuration.publicURL)
-        let accounts = try AccountService(
+        let accounts = AccountService(
             users: users, tenants: cache, tokens: tokens, revocation: revocation,
-            hasher: PasswordHasher(parameters: configuration.passwordHashing), pool: HashingPool(),
+            passwords: PasswordHashingService(defaultParameters: configuration.passwordHashing, pool: HashingPool()),
             abuse: configuration.abuseGuard)
         let listener = InvalidationListener(
             database: database, subscribers: [cache, keyrings, revocation, verifiedTokens],

@@ -63,6 +63,10 @@ struct TenantSettingsTests {
             (#"{"passwordPolicyConfig": {"passwordPolicyVersions": [{"customStrengthOptions": {"minPasswordLength": 4}}]}}"#, "minPasswordLength"),
             (#"{"displayName": ""}"#, "displayName"),
             (#"{"displayName": ["a"]}"#, "displayName"),
+            (#"{"scryptParameters": {"logN": 9}}"#, "scryptParameters"),
+            (#"{"scryptParameters": {"logN": 17, "r": 8}}"#, "scryptParameters"),
+            (#"{"scryptParameters": {"p": 0}}"#, "scryptParameters"),
+            (#"{"scryptParameters": {"r": "eight"}}"#, "scryptParameters.r"),
         ])
     func rejects(json: String, field: String) throws {
         let error = #expect(throws: AuthError.self) { try Self.parse(json) }
@@ -73,6 +77,15 @@ struct TenantSettingsTests {
     @Test("a NUL character in a string is refused before it reaches storage")
     func nul() {
         #expect(throws: AuthError.self) { try Self.parse(#"{"displayName": "a\u0000b"}"#) }
+    }
+
+    @Test("scrypt parameters are absent by default, take DESIGN.md's defaults for missing members, and round-trip")
+    func scryptParameters() throws {
+        #expect(TenantSettings().scryptParameters == nil)
+        #expect(TenantSettings().json.value(at: ["scryptParameters"]) == nil)
+        let settings = try Self.parse(#"{"scryptParameters": {"logN": 16}}"#)
+        #expect(settings.scryptParameters == ScryptParameters(logN: 16, r: 8, p: 1))
+        #expect(try TenantSettings(json: settings.json) == settings)
     }
 }
 

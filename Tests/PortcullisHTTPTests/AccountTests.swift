@@ -119,6 +119,36 @@ struct AccountTests {
         }
     }
 
+    @Test("a tenant's scrypt parameters make its new hashes; sign-in upgrades a hash made with older ones")
+    func tenantScryptParameters() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(
+                #"{"displayName":"kdf","allowPasswordSignup":true,"scryptParameters":{"logN":11,"r":4,"p":1}}"#)
+            func storedHash(_ uid: String) async throws -> String? {
+                try await gateway.server.database.withConnection { connection in
+                    let rows = try await connection.query(
+                        "SELECT password_hash FROM users WHERE tenant_id = \(tenant) AND uid = \(uid)", logger: TestDatabase.logger)
+                    for try await hash in rows.decode(String?.self) { return hash }
+                    return nil
+                }
+            }
+            let session = try await gateway.signUp("kdf@example.com", tenant: tenant)
+            #expect(try await storedHash(session.uid)?.hasPrefix("$scrypt$ln=11,r=4,p=1$") == true)
+            // Other tenants keep the daemon's default (logN 10 in tests).
+            let other = try await gateway.createTenant(#"{"displayName":"kdf2","allowPasswordSignup":true}"#)
+            let elsewhere = try await gateway.signUp("kdf@example.com", tenant: other)
+            #expect(elsewhere.uid != session.uid)
+
+            try await gateway.patchTenant(tenant, mask: "scryptParameters", #"{"scryptParameters":{"logN":12}}"#)
+            #expect(try await gateway.signIn("kdf@example.com", tenant: tenant).uid == session.uid)
+            #expect(try await storedHash(session.uid)?.hasPrefix("$scrypt$ln=12,r=8,p=1$") == true)
+            #expect(try await gateway.signIn("kdf@example.com", tenant: tenant).uid == session.uid)
+            try await gateway.endUser(
+                "accounts:signInWithPassword", ["email": "kdf@example.com", "password": "wrong one"], tenant: tenant
+            ).expectEnvelope(.badRequest, "INVALID_PASSWORD")
+        }
+    }
+
     @Test("tenant errors: TENANT_NOT_FOUND, TENANT_ID_MISMATCH, PROJECT_DISABLED, OPERATION_NOT_ALLOWED, PASSWORD_LOGIN_DISABLED, API key")
     func tenantErrors() async throws {
         try await TestGateway.run { gateway in

@@ -10,25 +10,20 @@ public struct AccountService: Sendable {
     let tenants: TenantSettingsCache
     let tokens: TokenService
     let revocation: RevocationCache
-    let hasher: PasswordHasher
-    let pool: HashingPool
+    let passwords: PasswordHashingService
     let abuse: AbuseGuard
-    /// Verified against when an email is unknown, so both paths cost one hash.
-    let dummyHash: String
 
     /// An account service.
     public init(
         users: UserRepository, tenants: TenantSettingsCache, tokens: TokenService, revocation: RevocationCache,
-        hasher: PasswordHasher, pool: HashingPool, abuse: AbuseGuard
-    ) throws {
+        passwords: PasswordHashingService, abuse: AbuseGuard
+    ) {
         self.users = users
         self.tenants = tenants
         self.tokens = tokens
         self.revocation = revocation
-        self.hasher = hasher
-        self.pool = pool
+        self.passwords = passwords
         self.abuse = abuse
-        self.dummyHash = try hasher.hash(SecretToken.random())
     }
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
@@ -83,7 +78,7 @@ public struct AccountService: Sendable {
             guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
             user.email = try EmailAddress.validate(email)
             try settings.passwordPolicy.check(password)
-            hash = try await pool.run { [hasher] in try hasher.hash(password) }
+            hash = try await passwords.hash(password, settings: settings)
             user.hasPassword = true
         }
         let created = try await users.create(user, passwordHash: hash)
@@ -106,8 +101,7 @@ public struct AccountService: Sendable {
             throw AuthError(.tooManyAttemptsTryLater)
         }
         let found = try await users.find(tenantId: tenantId, email: address)
-        let stored = found?.passwordHash ?? dummyHash
-        let matches = try await pool.run { [hasher] in hasher.verify(password, against: stored) }
+        let matches = try await passwords.verify(password, against: found?.passwordHash, settings: settings)
         let privacy = settings.enableImprovedEmailPrivacy
         guard let (user, hash) = found, hash != nil, matches else {
             abuse.accountFailures.record(accountKey, now: now)
@@ -117,9 +111,9 @@ public struct AccountService: Sendable {
         }
         guard !user.disabled else { throw AuthError(.userDisabled) }
         var rehashed: String?
-        if let hash, hasher.needsRehash(hash) {
+        if let hash, passwords.hasher(for: settings).needsRehash(hash) {
             // The hash was made with other parameters: upgrade it now that the password is known.
-            rehashed = try await pool.run { [hasher] in try hasher.hash(password) }
+            rehashed = try await passwords.hash(password, settings: settings)
         }
         let session = try await tokens.startSession(
             for: user, signInProvider: "password", now: now, upgradedPasswordHash: rehashed)
@@ -213,7 +207,7 @@ public struct AccountService: Sendable {
         }
         if let password = changes.password {
             try settings.passwordPolicy.check(password)
-            hash = .some(try await pool.run { [hasher] in try hasher.hash(password) })
+            hash = .some(try await passwords.hash(password, settings: settings))
             next.hasPassword = true
         }
         if let displayName = changes.displayName { next.displayName = displayName }
@@ -258,7 +252,7 @@ public struct AccountService: Sendable {
         var hash: String?
         if let password {
             try settings.passwordPolicy.check(password)
-            hash = try await pool.run { [hasher] in try hasher.hash(password) }
+            hash = try await passwords.hash(password, settings: settings)
             user.hasPassword = true
         }
         return try await users.create(user, passwordHash: hash)

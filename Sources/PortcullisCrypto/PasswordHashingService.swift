@@ -1,0 +1,49 @@
+public import PortcullisCore
+import Synchronization
+
+/// Password hashing as the account service needs it: each tenant's scrypt
+/// parameters, always on the ``HashingPool``, and a verification that costs one
+/// hash whether or not the account exists.
+public final class PasswordHashingService: Sendable {
+    /// Parameters for tenants that set none.
+    public let defaultParameters: ScryptParameters
+    private let pool: HashingPool
+    /// One hash of a random secret per parameter set, verified against when an email is
+    /// unknown, so both answers take as long as the tenant's real hashes.
+    private let dummyHashes = Mutex<[ScryptParameters: String]>([:])
+
+    /// A service hashing with `defaultParameters` unless a tenant says otherwise.
+    public init(defaultParameters: ScryptParameters = .standard, pool: HashingPool) {
+        self.defaultParameters = defaultParameters
+        self.pool = pool
+    }
+
+    /// The hasher for new hashes of the tenant with `settings`.
+    public func hasher(for settings: TenantSettings) -> PasswordHasher {
+        PasswordHasher(parameters: settings.scryptParameters ?? defaultParameters)
+    }
+
+    /// A new hash of `password` with the tenant's parameters.
+    public func hash(_ password: String, settings: TenantSettings) async throws -> String {
+        let hasher = hasher(for: settings)
+        return try await pool.run { try hasher.hash(password) }
+    }
+
+    /// Whether `password` matches `stored`; with no stored hash, a dummy hash of the
+    /// tenant's parameters is verified instead and the answer is `false`.
+    public func verify(_ password: String, against stored: String?, settings: TenantSettings) async throws -> Bool {
+        let hasher = hasher(for: settings)
+        let candidate: String
+        if let stored {
+            candidate = stored
+        } else if let dummy = dummyHashes.withLock({ $0[hasher.parameters] }) {
+            candidate = dummy
+        } else {
+            let dummy = try await pool.run { try hasher.hash(SecretToken.random()) }
+            dummyHashes.withLock { $0[hasher.parameters] = dummy }
+            candidate = dummy
+        }
+        let matches = try await pool.run { hasher.verify(password, against: candidate) }
+        return matches && stored != nil
+    }
+}
