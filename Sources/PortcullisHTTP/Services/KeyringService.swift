@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 public import Logging
 import PortcullisCore
 public import PortcullisCrypto
@@ -35,7 +36,7 @@ public final class KeyringService: InvalidationSubscriber {
         var stored = try await keys.published(tenantId: tenantId)
         if stored.first?.retireTime != nil || stored.isEmpty {
             try await keys.activate(
-                tenantId: tenantId, key: seal(SigningKey.generate(settings.signingAlgorithm), tenantId: tenantId),
+                tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
                 publishRetiredSeconds: 0, onlyIfNone: true, actor: "system")
             stored = try await keys.published(tenantId: tenantId)
         }
@@ -51,7 +52,7 @@ public final class KeyringService: InvalidationSubscriber {
     public func rotate(tenantId: String?, actor: String) async throws -> Keyring {
         let settings = try await tenants.settings(tenantId: tenantId)
         try await keys.activate(
-            tenantId: tenantId, key: seal(SigningKey.generate(settings.signingAlgorithm), tenantId: tenantId),
+            tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
             publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, onlyIfNone: false, actor: actor)
         cache.withLock { $0[tenantId ?? ""] = nil }
         return try await keyring(tenantId: tenantId)
@@ -61,6 +62,12 @@ public final class KeyringService: InvalidationSubscriber {
     public func list(tenantId: String?) async throws -> [StoredSigningKey] {
         _ = try await keyring(tenantId: tenantId)
         return try await keys.all(tenantId: tenantId)
+    }
+
+    /// A new key, made on NIO's blocking-work pool: an RSA-2048 key takes tens to hundreds
+    /// of milliseconds of CPU, which must not hold up the threads serving requests.
+    private static func generate(_ algorithm: TenantSettings.SigningAlgorithm) async throws -> SigningKey {
+        try await NIOThreadPool.singleton.runIfActive { try SigningKey.generate(algorithm) }
     }
 
     private func seal(_ key: SigningKey, tenantId: String?) throws -> StoredSigningKey {
