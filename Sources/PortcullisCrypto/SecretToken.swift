@@ -29,6 +29,17 @@ public enum SecretToken {
     }
 }
 
+/// A token's SHA-256, for remembering tokens by a small key instead of their text.
+public struct TokenFingerprint: Hashable, Sendable {
+    private let digest: SHA256Digest
+
+    /// The fingerprint of `token`'s UTF-8 bytes.
+    public init(_ token: String) {
+        var token = token
+        digest = token.withUTF8 { SHA256.hash(data: $0) }
+    }
+}
+
 /// The secret form of an admin key: `pcak_<keyId>_<secret>`.
 ///
 /// The key id travels inside the secret so the server finds the stored hash

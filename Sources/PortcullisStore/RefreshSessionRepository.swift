@@ -37,11 +37,10 @@ public struct RefreshSessionRepository: Sendable {
                 WITH session AS (
                     INSERT INTO refresh_sessions (tenant_id, session_id, uid, token_hash, issued_at, auth_time, sign_in_provider)
                     VALUES (\(tenantId ?? ""), \(sessionId), \(uid), \(ByteBuffer(bytes: tokenHash)), \(now), \(now),
-                            \(signInProvider))
-                    RETURNING tenant_id, uid)
+                            \(signInProvider)))
                 UPDATE users SET last_login_at = to_timestamp(\(now)),
                     password_hash = coalesce(\(upgradedPasswordHash), password_hash)
-                FROM session WHERE users.tenant_id = session.tenant_id AND users.uid = session.uid
+                WHERE users.tenant_id = \(tenantId ?? "") AND users.uid = \(uid)
                 """, logger: logger)
         }
     }
@@ -131,9 +130,11 @@ public struct RefreshSessionRepository: Sendable {
                 RETURNING refresh_sessions.auth_time, refresh_sessions.sign_in_provider, \(UserRepository.qualifiedColumns)),
             -- lastRefreshAt is kept to the minute: rewriting the user row on every refresh
             -- would double the write load for a timestamp nobody reads to the second.
+            -- The uid as a scalar subquery, not a join: the row is then found by its primary
+            -- key whatever the planner believes about the table's size.
             touched AS (
                 UPDATE users SET last_refresh_at = now()
-                FROM rotated WHERE users.tenant_id = $1 AND users.uid = rotated.uid
+                WHERE users.tenant_id = $1 AND users.uid = (SELECT uid FROM rotated)
                   AND (users.last_refresh_at IS NULL OR users.last_refresh_at < now() - interval '1 minute'))
             SELECT * FROM rotated
             """
@@ -188,7 +189,7 @@ public struct RefreshSessionRepository: Sendable {
             SELECT s.token_hash = \(presented), s.previous_hash IS NOT DISTINCT FROM \(presented),
                 s.token_hash = \(ByteBuffer(bytes: successorHash)), s.issued_at, s.revoked, s.auth_time, s.sign_in_provider,
                 \(unescaped: UserRepository.qualifiedColumns)
-            FROM refresh_sessions s JOIN users ON users.tenant_id = s.tenant_id AND users.uid = s.uid
+            FROM refresh_sessions s JOIN users ON users.tenant_id = \(tenant) AND users.uid = s.uid
             WHERE s.tenant_id = \(tenant) AND s.session_id = \(sessionId)
             """, logger: logger)
         for try await row in rows {

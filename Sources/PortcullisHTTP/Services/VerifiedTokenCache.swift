@@ -8,27 +8,29 @@ import Synchronization
 /// Forward auth sees the same token on every request of a session for its whole
 /// lifetime, and an RSA verification costs more than the rest of `/v1/verify`.
 /// The cache memoises a pure function of the token's exact bytes and the tenant's
-/// published keys: a hit needs the identical token string, expiry is still
+/// published keys: a hit needs a token with the same SHA-256 (the key it is
+/// remembered by, 32 bytes instead of the token's ~1 KB), expiry is still
 /// checked on every use, and any change to a tenant's keys or the tenant's
 /// deletion (a NOTIFY) empties it. Two generations bound it: when the current one
 /// fills, it becomes the previous one and the oldest tokens fall out.
 public final class VerifiedTokenCache: InvalidationSubscriber {
     private struct Generations {
-        var current: [String: IDTokenClaims] = [:]
-        var previous: [String: IDTokenClaims] = [:]
+        var current: [TokenFingerprint: IDTokenClaims] = [:]
+        var previous: [TokenFingerprint: IDTokenClaims] = [:]
     }
 
     private let generations = Mutex(Generations())
     private let capacity: Int
 
-    /// A cache holding at most `2 × capacity` tokens (about 1.5 KB each).
+    /// A cache holding at most `2 × capacity` tokens' claims (well under 1 KB each).
     public init(capacity: Int = 4096) {
         self.capacity = max(1, capacity)
     }
 
     /// The claims of `token` if it verified before.
     func claims(of token: String) -> IDTokenClaims? {
-        generations.withLock { generations in
+        let token = TokenFingerprint(token)
+        return generations.withLock { generations in
             if let claims = generations.current[token] { return claims }
             guard let claims = generations.previous.removeValue(forKey: token) else { return nil }
             Self.insert(token, claims, into: &generations, capacity: capacity)
@@ -38,10 +40,11 @@ public final class VerifiedTokenCache: InvalidationSubscriber {
 
     /// Records a token whose signature and claims just verified.
     func remember(_ token: String, _ claims: IDTokenClaims) {
+        let token = TokenFingerprint(token)
         generations.withLock { Self.insert(token, claims, into: &$0, capacity: capacity) }
     }
 
-    private static func insert(_ token: String, _ claims: IDTokenClaims, into generations: inout Generations, capacity: Int) {
+    private static func insert(_ token: TokenFingerprint, _ claims: IDTokenClaims, into generations: inout Generations, capacity: Int) {
         if generations.current.count >= capacity {
             generations.previous = generations.current
             generations.current = [:]
