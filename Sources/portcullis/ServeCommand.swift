@@ -20,6 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
 
 /// Runs the daemon until SIGTERM/SIGINT: sd_notify on readiness and shutdown, SIGHUP reload.
 func runServer(settings: Settings, loader: SettingsLoader, onReady: @escaping @Sendable () -> Void = {}) async throws {
+    GlibcHeap.limitArenas(to: 2)
     let output = LogOutput(level: settings.logLevel, format: settings.logFormat)
     output.bootstrap()
     let logger = Logger(label: "portcullis")
