@@ -5,11 +5,13 @@ extension Migration {
     /// and the one it replaced) instead of inserting a row per rotation: the
     /// table grows with sign-ins, not with refreshes, and a rotation touches no
     /// index, so PostgreSQL updates the row where it lies. Tokens of the old
-    /// table (`pr1.…`) stop working; their users sign in again.
+    /// table (`pr1.…`) are not honoured by this version; their users sign in again.
+    /// The old table stays, unused, so that a previous binary still runs on this
+    /// schema during a rolling upgrade or a rollback (deploy/README.md); a later
+    /// migration drops it.
     static let refreshSessions = Migration(
         version: 3, name: "refresh_sessions",
         statements: [
-            "DROP TABLE refresh_tokens",
             """
             CREATE TABLE refresh_sessions (
                 tenant_id         text NOT NULL,
