@@ -35,25 +35,33 @@ public struct UserRepository: Sendable {
     /// ``columns`` qualified by the table name, for statements joining other tables.
     static let qualifiedColumns = (plainColumns.map { "users." + $0 } + [providersColumn]).joined(separator: ", ")
 
-    /// Inserts a user with its `password` link: `EMAIL_EXISTS` or `DUPLICATE_LOCAL_ID` on a unique clash.
+    /// Inserts a user with its `password` link, in one statement: `EMAIL_EXISTS` or
+    /// `DUPLICATE_LOCAL_ID` on a unique clash.
     public func create(_ user: User, passwordHash: String?) async throws -> User {
         var user = user
         user.syncPasswordLink()
+        let link = user.passwordLink
         do {
-            return try await database.withTransaction { connection in
+            return try await database.withConnection { [user] connection in
                 let rows = try await connection.query(
                     """
-                    INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
-                        custom_attributes, password_hash, valid_since, last_login_at)
-                    VALUES (\(user.tenantId ?? ""), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
-                        \(user.photoURL), \(user.disabled), \(JSONValue.object(user.customAttributes).serialized())::jsonb,
-                        \(passwordHash), \(user.validSince), \(user.lastLoginAt))
-                    RETURNING \(unescaped: Self.columns)
+                    WITH created AS (
+                        INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
+                            custom_attributes, password_hash, valid_since, last_login_at)
+                        VALUES (\(user.tenantId ?? ""), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
+                            \(user.photoURL), \(user.disabled), \(JSONValue.object(user.customAttributes).serialized())::jsonb,
+                            \(passwordHash), \(user.validSince), \(user.lastLoginAt))
+                        RETURNING \(unescaped: Self.columns)),
+                    linked AS (
+                        INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)
+                        SELECT \(user.tenantId ?? ""), \(link?.providerId), \(link?.federatedId), \(user.uid), \(link?.email)
+                        WHERE \(link != nil))
+                    SELECT * FROM created
                     """, logger: logger)
+                // The statement's snapshot predates its own link: the links are the ones just written.
                 guard var (created, _) = try await Self.decode(rows, tenantId: user.tenantId).first else {
                     throw AuthError(.internalError)
                 }
-                try await syncPasswordLink(of: user, on: connection)
                 created.providers = user.providers
                 return created
             }
