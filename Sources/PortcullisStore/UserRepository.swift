@@ -189,11 +189,9 @@ public struct UserRepository: Sendable {
             tenantId: tenantId, uid: try cell(0), email: try cell(1), emailVerified: try cell(2), displayName: try cell(3),
             photoURL: try cell(4), disabled: try cell(5),
             customAttributes: (try? JSONValue.parse(Array(attributes.utf8)))?.objectValue ?? [:],
-            hasPassword: hash != nil, createdAt: try cell(8), lastLoginAt: try cell(9), lastRefreshAt: try cell(10),
-            validSince: try cell(11))
-        var decoded = user
-        decoded.providers = Self.decodeProviders(try cell(12))
-        return (decoded, hash)
+            hasPassword: hash != nil, providers: Self.decodeProviders(try cell(12)), createdAt: try cell(8),
+            lastLoginAt: try cell(9), lastRefreshAt: try cell(10), validSince: try cell(11))
+        return (user, hash)
     }
 
     private static func decodeProviders(_ json: String) -> [ProviderLink] {

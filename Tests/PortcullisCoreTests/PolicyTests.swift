@@ -128,3 +128,50 @@ struct ProviderLinkTests {
         #expect(user.providers.filter { $0.providerId == "password" }.map(\.federatedId) == ["b@example.com"])
     }
 }
+
+@Suite("Session rules")
+struct SessionRuleTests {
+    @Test("refresh decisions", arguments: [
+        (RefreshTokenPolicy.State(presented: .current, revoked: false, issuedAt: 100), Int64(0), Int64(200), 10, RefreshTokenPolicy.Decision.rotate),
+        (.init(presented: .current, revoked: true, issuedAt: 100), 0, 200, 10, .invalid),
+        (.init(presented: .previous, revoked: true, issuedAt: 195), 0, 200, 10, .invalid),
+        (.init(presented: .current, revoked: false, issuedAt: 100), 101, 200, 10, .expired),
+        (.init(presented: .previous, revoked: false, issuedAt: 195), 196, 200, 10, .expired),
+        (.init(presented: .current, revoked: false, issuedAt: 100), 100, 200, 10, .rotate),
+        (.init(presented: .previous, revoked: false, issuedAt: 190), 0, 200, 10, .replayWithinGrace),
+        (.init(presented: .previous, revoked: false, issuedAt: 189), 0, 200, 10, .reuseDetected),
+        (.init(presented: .previous, revoked: false, issuedAt: 200), 0, 200, 0, .replayWithinGrace),
+        (.init(presented: .previous, revoked: false, issuedAt: 199), 0, 200, 0, .reuseDetected),
+        (.init(presented: .older, revoked: false, issuedAt: 200), 0, 200, 10, .reuseDetected),
+    ])
+    func refresh(state: RefreshTokenPolicy.State, validSince: Int64, now: Int64, grace: Int, expected: RefreshTokenPolicy.Decision) {
+        #expect(RefreshTokenPolicy.decide(state, validSince: validSince, now: now, graceSeconds: grace) == expected)
+    }
+
+    @Test("recent sign-in, revocation in whole seconds, custom claims, passwords and emails")
+    func rules() throws {
+        #expect(throws: Never.self) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 400, windowSeconds: 300) }
+        #expect(throws: AuthError(.credentialTooOldLoginAgain)) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 401, windowSeconds: 300) }
+        #expect(SessionPolicy.isRevoked(sessionTime: 99, validSince: 100))
+        #expect(!SessionPolicy.isRevoked(sessionTime: 100, validSince: 100))
+
+        #expect(throws: AuthError(.forbiddenClaim, detail: "aud")) { try CustomClaims.validate(["aud": "x", "role": "y"]) }
+        #expect(throws: AuthError(.claimsTooLarge)) { try CustomClaims.validate(["big": .string(String(repeating: "x", count: 1000))]) }
+        #expect(throws: AuthError(.invalidClaims)) { try CustomClaims.parse("[1]") }
+        #expect(try CustomClaims.parse(#"{"role":"admin"}"#) == ["role": "admin"])
+
+        var policy = TenantSettings.PasswordPolicy()
+        #expect(throws: AuthError(.weakPassword, detail: "Password should be at least 6 characters")) { try policy.check("12345") }
+        policy.enforcementState = .enforce
+        policy.minPasswordLength = 8
+        policy.containsNumericCharacter = true
+        #expect(throws: AuthError(.weakPassword, detail: "Password should be at least 8 characters")) { try policy.check("1234567") }
+        #expect(throws: AuthError.self) { try policy.check("abcdefgh") }
+        #expect(throws: Never.self) { try policy.check("abcdefg1") }
+
+        for bad in ["", "a", "a@b", "@b.com", "a@.com", "a@b.com.", "a b@c.com", "a@b,c.com"] {
+            #expect(throws: AuthError(.invalidEmail)) { try EmailAddress.validate(bad) }
+        }
+        #expect(try EmailAddress.validate(" Ada@Example.com ") == "Ada@Example.com")
+    }
+}
