@@ -306,7 +306,7 @@ struct TokenTests {
             }
             #expect(try await verify(session.idToken) == .ok)
             let tokens = gateway.server.tokens
-            #expect(tokens.verified.claims(of: session.idToken)?.subject == session.uid)
+            #expect(tokens.verified.claims(of: TokenFingerprint(session.idToken))?.subject == session.uid)
             // The clock is a parameter: the remembered token is judged at its expiry without waiting for it.
             guard case .integer(let exp)? = session.claims.value(at: ["exp"]) else { throw TestSetupError("no exp") }
             #expect(try await tokens.verifyIDToken(session.idToken, now: exp - 1).subject == session.uid)
@@ -327,15 +327,15 @@ struct TokenTests {
             IDTokenClaims(
                 issuer: "i", audience: "a", subject: subject, issuedAt: 0, expiresAt: 1, authTime: 0, signInProvider: "password")
         }
-        cache.remember("a", claims("a"))
-        cache.remember("b", claims("b"))
-        cache.remember("c", claims("c"))  // a and b move to the previous generation
-        #expect(cache.claims(of: "a")?.subject == "a")  // used again: back in the current one
-        cache.remember("d", claims("d"))  // c and a move back; b falls out
-        #expect(cache.claims(of: "b") == nil)
-        #expect(["a", "c", "d"].allSatisfy { cache.claims(of: $0)?.subject == $0 })
+        cache.remember(TokenFingerprint("a"), claims("a"))
+        cache.remember(TokenFingerprint("b"), claims("b"))
+        cache.remember(TokenFingerprint("c"), claims("c"))  // a and b move to the previous generation
+        #expect(cache.claims(of: TokenFingerprint("a"))?.subject == "a")  // used again: back in the current one
+        cache.remember(TokenFingerprint("d"), claims("d"))  // c and a move back; b falls out
+        #expect(cache.claims(of: TokenFingerprint("b")) == nil)
+        #expect(["a", "c", "d"].allSatisfy { cache.claims(of: TokenFingerprint($0))?.subject == $0 })
         cache.invalidate(.signingKeys(tenantId: "t"))
-        #expect(cache.claims(of: "d") == nil)
+        #expect(cache.claims(of: TokenFingerprint("d")) == nil)
     }
 
     @Test("form bodies: + is a space, %XX a byte, a later duplicate wins; bad escapes and non-UTF-8 are refused")

@@ -95,12 +95,13 @@ public struct TokenService: Sendable {
     /// A token this instance verified before is taken from ``VerifiedTokenCache``; its expiry
     /// is checked on every call all the same.
     public func verifyIDToken(_ token: String, now: Int64) async throws -> IDTokenClaims {
+        let fingerprint = TokenFingerprint(token)
         let claims: IDTokenClaims
-        if let cached = verified.claims(of: token) {
+        if let cached = verified.claims(of: fingerprint) {
             claims = cached
         } else {
             claims = try await verifySignatureAndIssuer(token, now: now)
-            verified.remember(token, claims)
+            verified.remember(fingerprint, claims)
         }
         guard claims.expiresAt > now else { throw AuthError(.tokenExpired) }
         return claims

@@ -27,10 +27,9 @@ public final class VerifiedTokenCache: InvalidationSubscriber {
         self.capacity = max(1, capacity)
     }
 
-    /// The claims of `token` if it verified before.
-    func claims(of token: String) -> IDTokenClaims? {
-        let token = TokenFingerprint(token)
-        return generations.withLock { generations in
+    /// The claims of the token with this fingerprint if it verified before.
+    func claims(of token: TokenFingerprint) -> IDTokenClaims? {
+        generations.withLock { generations in
             if let claims = generations.current[token] { return claims }
             guard let claims = generations.previous.removeValue(forKey: token) else { return nil }
             Self.insert(token, claims, into: &generations, capacity: capacity)
@@ -39,8 +38,7 @@ public final class VerifiedTokenCache: InvalidationSubscriber {
     }
 
     /// Records a token whose signature and claims just verified.
-    func remember(_ token: String, _ claims: IDTokenClaims) {
-        let token = TokenFingerprint(token)
+    func remember(_ token: TokenFingerprint, _ claims: IDTokenClaims) {
         generations.withLock { Self.insert(token, claims, into: &$0, capacity: capacity) }
     }
 
