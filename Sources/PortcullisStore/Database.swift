@@ -1,11 +1,20 @@
+import _ConnectionPoolModule
 public import Logging
+import PortcullisCore
 public import PostgresNIO
 import Synchronization
 
 /// The PostgreSQL pool every repository shares, with the gauges `/metrics` shows.
 ///
 /// A thin wrapper over `PostgresClient` (which must be run as a service) that
-/// counts leased connections, so operators can see pool pressure.
+/// counts leased connections, so operators can see pool pressure, and fails fast
+/// while PostgreSQL is known to be gone (DESIGN.md §6).
+///
+/// The pool itself would keep a request waiting for a connection until its circuit
+/// breaker trips, a minute after connecting started to fail. The ``InvalidationListener``'s
+/// connection is the canary instead: the moment it drops, requests get
+/// `AuthError(.unavailable)` (503) without waiting, until the listener is back, which
+/// it is as soon as the pool can connect again.
 public final class Database: Sendable {
     /// The underlying pool; add it to the service group.
     public let client: PostgresClient
@@ -13,6 +22,7 @@ public final class Database: Sendable {
     public let settings: DatabaseSettings
     let logger: Logger
     private let inUse = Atomic<Int>(0)
+    private let reachable = Atomic<Bool>(true)
 
     /// Creates the pool (not yet running).
     public init(settings: DatabaseSettings, logger: Logger) {
@@ -29,13 +39,26 @@ public final class Database: Sendable {
     /// Connections currently leased by Portcullis code.
     public var connectionsInUse: Int { inUse.load(ordering: .relaxed) }
 
+    /// Whether PostgreSQL is believed reachable (see the type's discussion).
+    public var isReachable: Bool { reachable.load(ordering: .relaxed) }
+
+    /// Records what the canary connection saw: lost (`false`) or listening again (`true`).
+    public func setReachable(_ isReachable: Bool) {
+        reachable.store(isReachable, ordering: .relaxed)
+    }
+
     /// Runs `body` on a leased connection.
     public func withConnection<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
+        try admit()
         inUse.add(1, ordering: .relaxed)
         defer { inUse.subtract(1, ordering: .relaxed) }
-        return try await client.withConnection { connection in try await body(connection) }
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch let error as ConnectionPoolError {
+            throw Self.translate(error)
+        }
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
@@ -45,13 +68,26 @@ public final class Database: Sendable {
     public func withTransaction<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
+        try admit()
         inUse.add(1, ordering: .relaxed)
         defer { inUse.subtract(1, ordering: .relaxed) }
         do {
             return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
         } catch let error as PostgresTransactionError {
             throw error.closureError ?? error.beginError ?? error.commitError ?? error
+        } catch let error as ConnectionPoolError {
+            throw Self.translate(error)
         }
+    }
+
+    private func admit() throws(AuthError) {
+        guard reachable.load(ordering: .relaxed) else { throw AuthError(.unavailable) }
+    }
+
+    /// The pool's own failures (no connection could be made, the pool is shutting down)
+    /// are the database being unavailable, not a fault of the request.
+    private static func translate(_ error: ConnectionPoolError) -> any Error {
+        error == .requestCancelled ? CancellationError() : AuthError(.unavailable)
     }
 
     /// Whether a trivial query succeeds.

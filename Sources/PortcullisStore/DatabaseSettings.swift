@@ -16,7 +16,7 @@ public struct DatabaseSettings: Sendable, Equatable {
     public var password: String?
     /// Database name.
     public var database: String
-    /// Upper bound of the connection pool.
+    /// Size of the connection pool: every connection is opened at start and kept.
     public var maximumConnections: Int
 
     /// Creates settings from fields.
@@ -53,13 +53,26 @@ public struct DatabaseSettings: Sendable, Equatable {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = maximumConnections
+        // A fixed-size pool without keep-alive queries. postgres-nio starts a timer task each
+        // time a connection goes back to the pool if the connection is above the minimum
+        // (idle timeout) or keep-alive is on, and cancels it at the next lease: two thread
+        // switches and a task group per query, ~10 % of a token refresh (BENCHMARKS.md).
+        configuration.options.minimumConnections = maximumConnections
+        configuration.options.keepAliveBehavior = nil
         configuration.options.connectTimeout = .seconds(5)
         // Every Portcullis query is a key lookup scoped by tenant. Plans made for the bound
         // values trust column statistics, which lag behind a tenant that is new or growing
         // fast: such a tenant looks like a single row, every index starting with `tenant_id`
         // ties, and PostgreSQL may pick one that scans the whole tenant. Generic plans
         // estimate from distinct counts instead and always take the index the keys name.
-        configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan")]
+        //
+        // Idle connections are kept alive by TCP instead of by queries: the server probes
+        // its end after a minute of silence, so a NAT or firewall in between keeps the flow
+        // open and a vanished peer is noticed (PostgreSQL ignores these on Unix sockets).
+        configuration.options.additionalStartupParameters = [
+            ("plan_cache_mode", "force_generic_plan"),
+            ("tcp_keepalives_idle", "60"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "6"),
+        ]
         return configuration
     }
 }

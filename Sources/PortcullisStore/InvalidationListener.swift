@@ -8,6 +8,9 @@ public import ServiceLifecycle
 /// ``InvalidationEvent/channel``; when that connection drops it leases another
 /// with backoff and flushes every cache (events may have been missed meanwhile).
 /// A periodic full flush is the safety net for anything still missed.
+///
+/// Its connection is also the database's canary: losing it marks the database
+/// unreachable (requests fail fast, see ``Database``), listening again marks it back.
 public struct InvalidationListener: Service {
     let database: Database
     let subscribers: [any InvalidationSubscriber]
@@ -54,6 +57,7 @@ public struct InvalidationListener: Service {
                     try await connection.listen(on: InvalidationEvent.channel) { notifications in
                         // Anything cached before LISTEN took effect may be stale.
                         flushAll()
+                        database.setReachable(true)
                         backoff = .milliseconds(100)
                         logger.debug("listening for invalidations")
                         for try await notification in notifications {
@@ -66,7 +70,10 @@ public struct InvalidationListener: Service {
                     }
                 }
             } catch {
-                if !Task.isCancelled { logger.warning("invalidation listener lost its connection: \(error)") }
+                if !Task.isCancelled {
+                    database.setReachable(false)
+                    logger.warning("invalidation listener lost its connection: \(error)")
+                }
             }
             flushAll()
             do { try await Task.sleep(for: backoff) } catch { return }

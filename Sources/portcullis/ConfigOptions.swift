@@ -56,7 +56,10 @@ func withDatabase<Result: Sendable>(
     // The pool's own background chatter (e.g. leases queued before it runs) is not for a CLI's output.
     var poolLogger = logger
     poolLogger.logLevel = .error
-    let database = Database(settings: settings.database, logger: poolLogger)
+    // The pool opens all its connections at start; a one-shot command needs two at most.
+    var databaseSettings = settings.database
+    databaseSettings.maximumConnections = min(databaseSettings.maximumConnections, 2)
+    let database = Database(settings: databaseSettings, logger: poolLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await database.run() }
         defer { group.cancelAll() }

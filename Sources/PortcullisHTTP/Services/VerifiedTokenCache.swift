@@ -1,4 +1,4 @@
-public import PortcullisCrypto
+import PortcullisCrypto
 public import PortcullisStore
 import Synchronization
 

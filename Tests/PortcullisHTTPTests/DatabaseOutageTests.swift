@@ -1,0 +1,46 @@
+import Hummingbird
+import HummingbirdTesting
+import PortcullisCore
+import PortcullisHTTP
+import PortcullisStore
+import PortcullisTestSupport
+import PostgresNIO
+import Testing
+
+@Suite("A lost database")
+struct DatabaseOutageTests {
+    @Test("while the listener's connection is lost, requests get 503 at once; it comes back by itself")
+    func failsFastAndRecovers() async throws {
+        try await TestGateway.run { gateway in
+            let database = gateway.server.database
+            let tenant = try await gateway.createTenant(#"{"displayName":"outage","allowPasswordSignup":true}"#)
+            // The listener's connection is the canary; wait until it is LISTENing.
+            func listeners() async throws -> Int {
+                let rows = try await database.client.query(
+                    "SELECT count(*)::int8 FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
+                var count: Int64 = 0
+                for try await (value) in rows.decode(Int64.self) { count = value }
+                return Int(count)
+            }
+            #expect(try await eventually { try await listeners() == 1 } != nil)
+            _ = try await gateway.signUp("before@example.com", tenant: tenant)
+
+            // What the listener records when its connection drops: no request waits for the pool.
+            database.setReachable(false)
+            let start = ContinuousClock.now
+            let refused = try await gateway.endUser("accounts:signUp", ["email": .string("during@example.com"), "password": .string("correct horse")], tenant: tenant)
+            refused.expectEnvelope(.serviceUnavailable, "UNAVAILABLE")
+            #expect(ContinuousClock.now - start < .seconds(1))
+            #expect(try await gateway.send(.get, "/readyz").status == .serviceUnavailable)
+
+            // Drop the listener's connection for real: it reconnects and reopens the gate.
+            let terminated = try await database.client.query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
+            for try await (done) in terminated.decode(Bool.self) { #expect(done) }
+            #expect(try await eventually { database.isReachable } != nil)
+            #expect(try await listeners() == 1)
+            _ = try await gateway.signUp("after@example.com", tenant: tenant)
+            #expect(try await gateway.send(.get, "/readyz").status == .ok)
+        }
+    }
+}
