@@ -4,31 +4,68 @@ import PortcullisCore
 import PortcullisCrypto
 import Synchronization
 
-/// `portcullis-bench scrypt [threads] [seconds]`: the raw scrypt rate of the
-/// library Portcullis hashes with, N=2^14 r=8 p=1, on `threads` threads
-/// (default: every core). `scripts/bench` uses it as the password anchors.
+/// `portcullis-bench`: the raw rates of the libraries Portcullis builds on, measured
+/// by the same code the daemon calls, so `scripts/bench` can print the daemon's
+/// figures beside what the cryptography alone allows on the same machine.
+///
+///     portcullis-bench scrypt [threads] [seconds]   scrypt N=2^14 r=8 p=1 hashes/s
+///     portcullis-bench sign ALG [threads] [seconds] ID tokens signed/s (RS256, ES256, EdDSA)
+///
+/// `threads` defaults to every core, `seconds` to 5. The rate is printed alone.
 @main
-enum ScryptBenchmark {
-    static func main() {
-        let arguments = CommandLine.arguments.dropFirst()
-        guard arguments.first == "scrypt" else {
-            FileHandle.standardError.write(Data("usage: portcullis-bench scrypt [threads] [seconds]\n".utf8))
-            exit(64)
+enum PortcullisBench {
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard let mode = arguments.first else { usage() }
+        arguments.removeFirst()
+        let work: @Sendable () -> Void
+        switch mode {
+        case "scrypt":
+            let hasher = PasswordHasher(parameters: .standard)
+            work = { _ = try? hasher.hash("correct horse battery staple") }
+        case "sign":
+            guard let name = arguments.first, let algorithm = TenantSettings.SigningAlgorithm(rawValue: name),
+                let key = try? SigningKey.generate(algorithm), let keyring = try? await Keyring(active: key, keys: [key])
+            else { usage() }
+            arguments.removeFirst()
+            let claims = sampleClaims()
+            work = { _ = try? keyring.sign(claims) }
+        default:
+            usage()
         }
-        let threads = arguments.dropFirst().first.flatMap(Int.init) ?? ProcessInfo.processInfo.activeProcessorCount
-        let seconds = arguments.dropFirst(2).first.flatMap(Double.init) ?? 5
-        let hasher = PasswordHasher(parameters: .standard)
+        let threads = arguments.first.flatMap(Int.init) ?? ProcessInfo.processInfo.activeProcessorCount
+        let seconds = arguments.dropFirst().first.flatMap(Double.init) ?? 5
+        let rate = measure(threads: threads, seconds: seconds, work)
+        FileHandle.standardOutput.write(Data(String(format: "%.2f\n", rate).utf8))
+    }
+
+    /// Runs `work` in a loop on `threads` threads for `seconds`; returns runs per second.
+    static func measure(threads: Int, seconds: Double, _ work: @escaping @Sendable () -> Void) -> Double {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        let hashes = Atomic<Int>(0)
+        let runs = Atomic<Int>(0)
         let start = DispatchTime.now().uptimeNanoseconds
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             while DispatchTime.now().uptimeNanoseconds < deadline {
-                _ = try? hasher.hash("correct horse battery staple")
-                hashes.add(1, ordering: .relaxed)
+                work()
+                runs.add(1, ordering: .relaxed)
             }
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        let rate = Double(hashes.load(ordering: .relaxed)) / elapsed
-        FileHandle.standardOutput.write(Data(String(format: "%.2f\n", rate).utf8))
+        return Double(runs.load(ordering: .relaxed)) / elapsed
+    }
+
+    /// The claims of a typical ID token, so the rate includes encoding as the daemon does it.
+    static func sampleClaims() -> JSONValue {
+        let now = Int64(Date().timeIntervalSince1970)
+        return IDTokenClaims(
+            issuer: "http://127.0.0.1:8080/bench/tenants/t-bench", audience: "bench", subject: SecretToken.random(byteCount: 21),
+            issuedAt: now, expiresAt: now + 3600, authTime: now, email: "bench@example.com", emailVerified: false,
+            signInProvider: "password", identities: ["email": ["bench@example.com"]], tenantId: "t-bench"
+        ).json
+    }
+
+    static func usage() -> Never {
+        FileHandle.standardError.write(Data("usage: portcullis-bench scrypt [threads] [seconds] | sign RS256|ES256|EdDSA [threads] [seconds]\n".utf8))
+        exit(64)
     }
 }

@@ -1,5 +1,7 @@
 -- wrk: POST /v1/token with refresh tokens from BENCH_TOKENS (one per line), each
--- thread taking its share; every answer's new refresh token replaces the used one.
+-- thread taking its share; every answer's new refresh token goes to the back of the
+-- queue, so a thread cycles through all of its sessions (as pgbench's random rows do)
+-- rather than refreshing the same few over and over.
 local threads = 0
 function setup(thread)
   threads = threads + 1
@@ -17,7 +19,7 @@ function init(args)
 end
 
 function request()
-  local token = table.remove(tokens)
+  local token = table.remove(tokens, 1)
   if token == nil then return wrk.format("GET", "/healthz") end
   return wrk.format("POST", nil, { ["Content-Type"] = "application/x-www-form-urlencoded" },
     "grant_type=refresh_token&refresh_token=" .. token)
