@@ -31,18 +31,48 @@ public struct RefreshSessionRepository: Sendable {
         tenantId: String?, sessionId: String, tokenHash: [UInt8], uid: String, now: Int64, signInProvider: String,
         upgradedPasswordHash: String? = nil
     ) async throws {
-        _ = try await database.withConnection { connection in
-            try await connection.query(
-                """
-                WITH session AS (
-                    INSERT INTO refresh_sessions (tenant_id, session_id, uid, token_hash, issued_at, auth_time, sign_in_provider)
-                    VALUES (\(tenantId ?? ""), \(sessionId), \(uid), \(ByteBuffer(bytes: tokenHash)), \(now), \(now),
-                            \(signInProvider)))
-                UPDATE users SET last_login_at = to_timestamp(\(now)),
-                    password_hash = coalesce(\(upgradedPasswordHash), password_hash)
-                WHERE users.tenant_id = \(tenantId ?? "") AND users.uid = \(uid)
-                """, logger: logger)
+        let statement = StartSession(
+            tenant: tenantId ?? "", sessionId: sessionId, tokenHash: tokenHash, uid: uid, now: now,
+            signInProvider: signInProvider, upgradedPasswordHash: upgradedPasswordHash)
+        try await database.withConnection { connection in
+            for try await _ in try await connection.execute(statement, logger: logger) {}
         }
+    }
+
+    /// Every sign-in ends here: prepared once per connection, like the refresh.
+    private struct StartSession: PostgresPreparedStatement {
+        // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
+        static let name = "portcullis_start_session"
+        static let sql = """
+            WITH session AS (
+                INSERT INTO refresh_sessions (tenant_id, session_id, uid, token_hash, issued_at, auth_time, sign_in_provider)
+                VALUES ($1, $2, $3, $4, $5, $5, $6))
+            UPDATE users SET last_login_at = to_timestamp($5), password_hash = coalesce($7, password_hash)
+            WHERE users.tenant_id = $1 AND users.uid = $3
+            """
+        static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .bytea, .int8, .text, .text]
+
+        let tenant: String
+        let sessionId: String
+        let tokenHash: [UInt8]
+        let uid: String
+        let now: Int64
+        let signInProvider: String
+        let upgradedPasswordHash: String?
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 7)
+            bindings.append(tenant)
+            bindings.append(sessionId)
+            bindings.append(uid)
+            bindings.append(ByteBuffer(bytes: tokenHash))
+            bindings.append(now)
+            bindings.append(signInProvider)
+            bindings.append(upgradedPasswordHash)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
     }
 
     /// Makes `successorHash` the session's current token in exchange for the presented one.
@@ -119,6 +149,8 @@ public struct RefreshSessionRepository: Sendable {
     /// other state falls through to ``rotate(tenantId:sessionId:presentedHash:successorHash:now:graceSeconds:)``'s
     /// read, where the policy itself decides.
     private struct RotateCurrentToken: PostgresPreparedStatement {
+        // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
+        static let name = "portcullis_rotate_session"
         static let sql = """
             WITH rotated AS (
                 UPDATE refresh_sessions SET previous_hash = token_hash, token_hash = $4, issued_at = $5
