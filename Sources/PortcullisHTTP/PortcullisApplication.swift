@@ -94,8 +94,9 @@ public struct PortcullisServer: Sendable {
         let keyrings = KeyringService(keys: signingKeys, tenants: cache, masterKey: configuration.masterKey, logger: logger)
         let revocation = RevocationCache(users: users)
         let verifiedTokens = VerifiedTokenCache()
+        let sessions = RefreshSessionRepository(database: database, logger: logger)
         let tokens = TokenService(
-            keyrings: keyrings, tenants: cache, sessions: RefreshSessionRepository(database: database, logger: logger),
+            keyrings: keyrings, tenants: cache, sessions: sessions,
             successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens, projectId: configuration.projectId, publicURL: configuration.publicURL)
         let accounts = AccountService(
             users: users, tenants: cache, tokens: tokens, revocation: revocation,
@@ -106,6 +107,7 @@ public struct PortcullisServer: Sendable {
             fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
         let rotation = KeyRotationService(
             keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, logger: logger)
+        let sweeper = SessionSweeper(sessions: sessions, logger: logger)
 
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: ErrorEnvelopeMiddleware())
@@ -138,7 +140,7 @@ public struct PortcullisServer: Sendable {
         var application = Application(
             responder: PortcullisResponder(inner: router.buildResponder(), metrics: metrics),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [database.client, listener, rotation] + services,
+            services: [database.client, listener, rotation, sweeper] + services,
             onServerRunning: onServerRunning,
             logger: logger)
         application.beforeServerStarts {

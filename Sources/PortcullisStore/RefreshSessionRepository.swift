@@ -209,6 +209,31 @@ public struct RefreshSessionRepository: Sendable {
         let user: User
     }
 
+    /// Deletes up to `limit` sessions that can never refresh again (revoked, or issued
+    /// before their user's `validSince`) and were last rotated before `rotatedBefore`.
+    ///
+    /// A maintenance sweep across tenants, like key rotation; rows another instance's
+    /// sweep holds are skipped, so several instances can run it at once.
+    /// - Returns: how many were deleted.
+    public func deleteDeadSessions(rotatedBefore: Int64, limit: Int) async throws -> Int {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                WITH dead AS (
+                    SELECT s.tenant_id, s.session_id FROM refresh_sessions s
+                    JOIN users u ON u.tenant_id = s.tenant_id AND u.uid = s.uid
+                    WHERE s.issued_at < \(rotatedBefore) AND (s.revoked OR s.issued_at < u.valid_since)
+                    LIMIT \(limit) FOR UPDATE OF s SKIP LOCKED)
+                DELETE FROM refresh_sessions r USING dead
+                WHERE r.tenant_id = dead.tenant_id AND r.session_id = dead.session_id
+                RETURNING 1
+                """, logger: logger)
+            var deleted = 0
+            for try await _ in rows { deleted += 1 }
+            return deleted
+        }
+    }
+
     // Hashes are compared by PostgreSQL: they are SHA-256 of 256-bit secrets, so how
     // long a comparison takes says nothing an attacker could use.
     private func read(
