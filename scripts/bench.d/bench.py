@@ -69,6 +69,14 @@ def http(method, url, body=None, headers=None):
         return error.code, json.loads(error.read() or b"{}")
 
 
+def settle():
+    """Settles what the previous step left behind (dead rows and fresh statistics for
+    autovacuum, dirty buffers for the next checkpoint), so that maintenance lands
+    between measurements rather than inside one; each measurement starts alike."""
+    psql("VACUUM ANALYZE")
+    psql("CHECKPOINT")
+
+
 def psql(sql, database="bench"):
     return run([f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-d", database, "-tAc", sql]).stdout.strip()
 
@@ -141,10 +149,7 @@ def main():
     output = run(pgbench + ["-n", "-f", f"{WORK}/pgbench.sql", "-c", "16", "-j", "2", "-T", str(SECONDS), "bench"]).stdout
     results["pgbench_autocommit"] = float(re.search(r"tps = ([\d.]+)", output).group(1))
     log(f"  autocommit statements: {results['pgbench_autocommit']:.0f} TPS")
-    # Settle what the anchor left behind (dead rows for autovacuum, dirty buffers for the
-    # next checkpoint), so that work does not land inside Portcullis's measurements.
     psql("DROP TABLE pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
-    psql("CHECKPOINT")
 
     # --- Portcullis ------------------------------------------------------------
     run([f"{BIN}/portcullis", "migrate", "--project-id", PROJECT, "--database-url", f"postgres://portcullis@127.0.0.1:{PG_PORT}/bench"])
@@ -169,10 +174,13 @@ def main():
 
     sign_in_body = json.dumps({"email": "bench@example.com", "password": "correct horse", "tenantId": rs256})
     if wanted("sign_in"):
+        settle()
         sign_in(end_user, rs256, sign_in_body)
     if wanted("verify"):
+        settle()
         verify(a, end_user, id_token, rs256, sign_in_body)
     if wanted("refresh"):
+        settle()
         refresh(end_user, rs256, es256)
     if wanted("toggle"):
         toggle(a, es256, auth)
@@ -207,6 +215,7 @@ def verify(a, end_user, id_token, rs256, sign_in_body):
                                 range(9000)))
     with open(f"{WORK}/id-tokens", "w") as file:
         file.write("\n".join(body["idToken"] for status, body in answers if status == 200) + "\n")
+    settle()
     log("/v1/verify RS256, 9,000 distinct tokens (cache misses), wrk -t2 -c64")
     results["verify_uncached"] = wrk(f"{a.base}/v1/verify", 2, 64, "verify-many.lua",
                                      {"BENCH_TOKENS": f"{WORK}/id-tokens", "BENCH_THREADS": "2"})
