@@ -7,16 +7,22 @@ import Glibc
 
 /// Dedicated threads for password hashing, off the event loops and below them in priority.
 ///
-/// A flood of sign-ins queues here, never on the NIO event loops; and because
-/// the hashing threads run at a lower scheduling priority (nice 10 on Linux),
-/// when both compete for the cores token verification wins and hashing takes
-/// what is left. Alone, hashing still gets every core: niceness only matters
-/// under contention.
+/// A flood of sign-ins queues here, never on the NIO event loops; and because the
+/// hashing threads run under Linux's `SCHED_IDLE` policy, any event-loop or request
+/// thread that wakes up takes the core from them at once, so token verification keeps
+/// its latency while sign-ins saturate the pool. Alone, hashing still gets every core.
+///
+/// `SCHED_IDLE` rather than a nice value: the kernel's EEVDF scheduler lets a running
+/// thread finish its time slice (~3 ms) before a woken one of higher priority runs,
+/// whatever the nice values, which doubled `/v1/verify`'s p99 under sign-in load; an
+/// idle-policy thread is preempted on every wakeup (BENCHMARKS.md). The price: while
+/// other work saturates every core, sign-ins wait for it.
 public final class HashingPool: Sendable {
     private let threads: NIOThreadPool
 
-    /// How much less priority hashing threads get than the event loops (a nice value).
-    static let niceness: Int32 = 10
+    /// Linux's `SCHED_IDLE` (`<linux/sched.h>`; glibc declares it only under `_GNU_SOURCE`,
+    /// which Swift's Glibc module does not import).
+    static let schedIdle: Int32 = 5
 
     /// A pool with `threads` workers (default: one per core).
     public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
@@ -37,11 +43,12 @@ public final class HashingPool: Sendable {
         }
     }
 
-    /// Linux's nice value is per thread, and `who == 0` names the calling thread: this lowers
-    /// the pool thread only (idempotent: the value is absolute, not a decrement).
+    /// Linux's scheduling policy is per thread, and pid 0 names the calling thread: this
+    /// lowers the pool thread only (idempotent).
     private static func lowerPriorityOfCurrentThread() {
         #if os(Linux)
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
+        var parameters = sched_param(sched_priority: 0)
+        _ = sched_setscheduler(0, schedIdle, &parameters)
         #endif
     }
 }

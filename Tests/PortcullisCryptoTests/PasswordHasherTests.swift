@@ -42,9 +42,9 @@ struct PasswordHasherTests {
     @Test("hashing threads run below the event loops' priority, and only they do")
     func poolPriority() async throws {
         let pool = HashingPool(threads: 1)
-        let niceness = try await pool.run { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
-        #expect(niceness == HashingPool.niceness)
-        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == 0)
+        let policy = try await pool.run { sched_getscheduler(0) }
+        #expect(policy == HashingPool.schedIdle)
+        #expect(sched_getscheduler(0) == SCHED_OTHER)
     }
     #endif
 
