@@ -9,7 +9,7 @@ import Testing
 
 @Suite("A lost database")
 struct DatabaseOutageTests {
-    @Test("while the listener's connection is lost, requests get 503 at once; it comes back by itself")
+    @Test("while the listener's connection is lost, requests get 503 without waiting for the pool; the gate reopens by itself")
     func failsFastAndRecovers() async throws {
         try await TestGateway.run { gateway in
             let database = gateway.server.database
@@ -25,12 +25,11 @@ struct DatabaseOutageTests {
             #expect(try await eventually { try await listeners() == 1 } != nil)
             _ = try await gateway.signUp("before@example.com", tenant: tenant)
 
-            // What the listener records when its connection drops: no request waits for the pool.
+            // What the listener records when its connection drops. PostgreSQL is in fact up, so
+            // a 503 here can only come from the gate, never from waiting on the pool.
             database.setReachable(false)
-            let start = ContinuousClock.now
             let refused = try await gateway.endUser("accounts:signUp", ["email": .string("during@example.com"), "password": .string("correct horse")], tenant: tenant)
             refused.expectEnvelope(.serviceUnavailable, "UNAVAILABLE")
-            #expect(ContinuousClock.now - start < .seconds(1))
             #expect(try await gateway.send(.get, "/readyz").status == .serviceUnavailable)
 
             // Drop the listener's connection for real: it reconnects and reopens the gate.
