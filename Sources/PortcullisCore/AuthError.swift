@@ -9,11 +9,32 @@ public struct AuthError: Error, Sendable, Equatable {
     /// Optional detail appended to the code as `CODE : detail` (client SDKs split on it).
     public let detail: String?
 
+    /// Set when what was not found is named by the request's path (an admin resource, a
+    /// JWKS): the answer is then that resource's absence, 404 `NOT_FOUND`, with the same
+    /// message. Identity Toolkit answers an unknown `tenantId` in an end-user body with 400.
+    public private(set) var namesPathResource = false
+
     /// Creates an error with a wire code and an optional detail.
     public init(_ code: Code, detail: String? = nil) {
         self.code = code
         self.detail = detail
     }
+
+    /// This error as the answer of a path naming the missing resource (see ``namesPathResource``).
+    public func onResourcePath() -> AuthError {
+        var error = self
+        error.namesPathResource = code == .tenantNotFound
+        return error
+    }
+
+    /// The HTTP status of the answer.
+    public var httpStatus: Int { namesPathResource ? 404 : code.httpStatus }
+
+    /// The Google RPC status carried as `"status"` in the envelope.
+    public var rpcStatus: String? { namesPathResource ? "NOT_FOUND" : code.rpcStatus }
+
+    /// The `reason` of the envelope's `errors[0]`.
+    public var reason: String { namesPathResource ? "notFound" : code.reason }
 
     /// The envelope's `message`: the code, then ` : detail` when there is one.
     public var message: String {
@@ -84,7 +105,7 @@ public struct AuthError: Error, Sendable, Equatable {
             switch self {
             case .unauthenticated: 401
             case .permissionDenied: 403
-            case .notFound, .projectNotFound, .tenantNotFound, .adminKeyNotFound: 404
+            case .notFound, .projectNotFound, .adminKeyNotFound: 404
             case .methodNotAllowed: 405
             case .payloadTooLarge: 413
             case .internalError: 500
@@ -102,7 +123,7 @@ public struct AuthError: Error, Sendable, Equatable {
             case .invalidArgument, .apiKeyInvalid: "INVALID_ARGUMENT"
             case .unauthenticated: "UNAUTHENTICATED"
             case .permissionDenied: "PERMISSION_DENIED"
-            case .notFound, .projectNotFound, .tenantNotFound, .adminKeyNotFound: "NOT_FOUND"
+            case .notFound, .projectNotFound, .adminKeyNotFound: "NOT_FOUND"
             case .methodNotAllowed: "UNIMPLEMENTED"
             case .payloadTooLarge: "OUT_OF_RANGE"
             case .unavailable: "UNAVAILABLE"
@@ -117,7 +138,7 @@ public struct AuthError: Error, Sendable, Equatable {
             case .apiKeyInvalid: "badRequest"
             case .unauthenticated: "unauthorized"
             case .permissionDenied: "forbidden"
-            case .notFound, .projectNotFound, .tenantNotFound, .adminKeyNotFound: "notFound"
+            case .notFound, .projectNotFound, .adminKeyNotFound: "notFound"
             case .unavailable: "backendError"
             case .internalError: "backendError"
             default: "invalid"

@@ -17,13 +17,17 @@ public enum RefreshTokenPolicy {
         public var presented: Presented
         /// The session was revoked (reuse was detected).
         public var revoked: Bool
-        /// When the current token was issued (unix seconds): at sign-in, then at each rotation.
+        /// When the session started (the sign-in): what revocation judges.
+        public var started: Timestamp
+        /// When the current token was issued (unix seconds): at sign-in, then at each
+        /// rotation. Only the grace window reads it.
         public var issuedAt: Int64
 
         /// Creates a state.
-        public init(presented: Presented, revoked: Bool, issuedAt: Int64) {
+        public init(presented: Presented, revoked: Bool, started: Timestamp, issuedAt: Int64) {
             self.presented = presented
             self.revoked = revoked
+            self.started = started
             self.issuedAt = issuedAt
         }
     }
@@ -39,14 +43,14 @@ public enum RefreshTokenPolicy {
         case reuseDetected
         /// Revoked: `INVALID_REFRESH_TOKEN`.
         case invalid
-        /// Issued before the user's `validSince`: `TOKEN_EXPIRED`.
+        /// The session started before the user's `validSince`: `TOKEN_EXPIRED`.
         case expired
     }
 
     /// Decides, given the session's state, the user's `validSince`, the time and the grace window.
-    public static func decide(_ state: State, validSince: Int64, now: Int64, graceSeconds: Int) -> Decision {
+    public static func decide(_ state: State, validSince: Timestamp, now: Int64, graceSeconds: Int) -> Decision {
         if state.revoked { return .invalid }
-        if SessionPolicy.isRevoked(sessionTime: state.issuedAt, validSince: validSince) { return .expired }
+        if SessionPolicy.isRevoked(sessionStart: state.started, validSince: validSince) { return .expired }
         switch state.presented {
         case .current: return .rotate
         case .previous: return now - state.issuedAt <= Int64(graceSeconds) ? .replayWithinGrace : .reuseDetected

@@ -7,7 +7,7 @@ public struct User: Sendable, Equatable {
     public var tenantId: String?
     /// The uid (`localId`), 1–128 characters.
     public var uid: String
-    /// The email, as entered (matched case-insensitively).
+    /// The email, in lower case (Firebase canonicalises emails so).
     public var email: String?
     /// Whether the email is verified.
     public var emailVerified: Bool
@@ -25,12 +25,13 @@ public struct User: Sendable, Equatable {
     public var providers: [ProviderLink]
     /// When the account was created.
     public var createdAt: Date
-    /// Last sign-in.
-    public var lastLoginAt: Date?
+    /// Last sign-in: the start of the user's latest session, to the microsecond.
+    public var lastLoginAt: Timestamp?
     /// Last token refresh.
     public var lastRefreshAt: Date?
-    /// Tokens issued (by `auth_time` or refresh-token issue time) strictly before this unix second are revoked.
-    public var validSince: Int64
+    /// Sessions that started strictly before this instant are revoked (``SessionPolicy``);
+    /// the wire shows its whole second.
+    public var validSince: Timestamp
 
     /// Creates a user value.
     public init(
@@ -38,7 +39,7 @@ public struct User: Sendable, Equatable {
         displayName: String? = nil, photoURL: String? = nil, disabled: Bool = false,
         customAttributes: [String: JSONValue] = [:], hasPassword: Bool = false, providers: [ProviderLink] = [],
         createdAt: Date,
-        lastLoginAt: Date? = nil, lastRefreshAt: Date? = nil, validSince: Int64 = 0
+        lastLoginAt: Timestamp? = nil, lastRefreshAt: Date? = nil, validSince: Timestamp = Timestamp(microseconds: 0)
     ) {
         self.tenantId = tenantId
         self.uid = uid
@@ -116,15 +117,44 @@ public struct ProviderLink: Sendable, Equatable {
 
 /// Email address rules (RFC 5322 is far looser; this is what Firebase accepts in practice).
 public enum EmailAddress {
-    /// `INVALID_EMAIL` unless `text` looks like `local@domain.tld`; returns it trimmed.
+    /// `INVALID_EMAIL` unless `text` looks like `local@domain.tld`; returns it trimmed and in
+    /// lower case, the form it is stored, compared and returned in (as Firebase does).
     public static func validate(_ text: String) throws(AuthError) -> String {
-        let email = text.trimmingCharacters(in: .whitespaces)
+        let email = text.trimmingCharacters(in: .whitespaces).lowercased()
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64, email.utf8.count <= 254,
             let domain = parts.last, domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."),
             !email.contains(where: { $0.isWhitespace || $0 == "\u{0}" || $0 == "," || $0 == ";" })
         else { throw AuthError(.invalidEmail) }
         return email
+    }
+}
+
+/// Limits on the profile fields users and admins set. The profile is copied into every
+/// ID token, and a token must stay small enough for the headers proxies and verifiers
+/// accept (commonly 8 KiB): with these bounds and custom claims' 1,000 bytes, a token
+/// stays under 5 KiB.
+public enum UserProfile {
+    /// The longest `displayName`, in characters.
+    public static let maximumDisplayNameCharacters = 256
+    /// The longest `photoUrl`, in UTF-8 bytes.
+    public static let maximumPhotoURLBytes = 2048
+
+    /// `INVALID_ARGUMENT` for a name over 256 characters or 1,024 bytes.
+    public static func validate(displayName: String) throws(AuthError) -> String {
+        guard displayName.count <= maximumDisplayNameCharacters, displayName.utf8.count <= 4 * maximumDisplayNameCharacters
+        else {
+            throw AuthError(.invalidArgument, detail: "displayName must be at most \(maximumDisplayNameCharacters) characters")
+        }
+        return displayName
+    }
+
+    /// `INVALID_ARGUMENT` for a URL over 2,048 bytes.
+    public static func validate(photoURL: String) throws(AuthError) -> String {
+        guard photoURL.utf8.count <= maximumPhotoURLBytes else {
+            throw AuthError(.invalidArgument, detail: "photoUrl must be at most \(maximumPhotoURLBytes) bytes")
+        }
+        return photoURL
     }
 }
 

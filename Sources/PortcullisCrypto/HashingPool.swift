@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -17,16 +18,30 @@ import Glibc
 /// whatever the nice values, which doubled `/v1/verify`'s p99 under sign-in load; an
 /// idle-policy thread is preempted on every wakeup (BENCHMARKS.md). The price: while
 /// other work saturates every core, sign-ins wait for it.
+///
+/// The queue is bounded: at most `maximumPending` hashes run or wait at once, and
+/// one more is refused at once with ``Saturated`` rather than queued, so a flood
+/// gets fast refusals instead of ever-growing waits (and memory).
 public final class HashingPool: Sendable {
     private let threads: NIOThreadPool
+    private let pending = Atomic<Int>(0)
+    /// The most hashes running or waiting at once.
+    public let maximumPending: Int
+
+    /// The pool is full: the caller should refuse the request now.
+    public struct Saturated: Error, Equatable {}
 
     /// Linux's `SCHED_IDLE` (`<linux/sched.h>`; glibc declares it only under `_GNU_SOURCE`,
     /// which Swift's Glibc module does not import).
     static let schedIdle: Int32 = 5
 
-    /// A pool with `threads` workers (default: one per core).
-    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
-        self.threads = NIOThreadPool(numberOfThreads: max(1, threads))
+    /// A pool with `threads` workers (default: one per core) and room for `maximumPending`
+    /// hashes in flight (default: 32 per thread, about a second of waiting at the default
+    /// scrypt cost).
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, maximumPending: Int? = nil) {
+        let threads = max(1, threads)
+        self.threads = NIOThreadPool(numberOfThreads: threads)
+        self.maximumPending = max(1, maximumPending ?? 32 * threads)
         self.threads.start()
     }
 
@@ -35,9 +50,14 @@ public final class HashingPool: Sendable {
         threads.shutdownGracefully { _ in }
     }
 
-    /// Runs `work` on a pool thread.
+    /// Runs `work` on a pool thread; ``Saturated`` at once when `maximumPending` are in flight.
     public func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await threads.runIfActive {
+        guard pending.wrappingAdd(1, ordering: .relaxed).newValue <= maximumPending else {
+            pending.subtract(1, ordering: .relaxed)
+            throw Saturated()
+        }
+        defer { pending.subtract(1, ordering: .relaxed) }
+        return try await threads.runIfActive {
             Self.lowerPriorityOfCurrentThread()
             return try work()
         }

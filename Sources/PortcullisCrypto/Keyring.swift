@@ -8,12 +8,17 @@ public import PortcullisCore
 /// assembles compact JWS itself, so signing and verifying never queue behind
 /// an actor: every event loop works in parallel on the hot paths.
 public struct Keyring: Sendable {
-    /// The key new tokens are signed with.
+    /// The key new tokens are signed with (until ``next`` takes over).
     public let activeKid: String
     /// Its algorithm.
     public let activeAlgorithm: TenantSettings.SigningAlgorithm
+    /// A key published ahead of a scheduled rotation, and the second it starts signing.
+    ///
+    /// Verifiers cache the JWKS (`max-age`); publishing the next key before it signs means
+    /// none of them meets a token whose `kid` it has not seen.
+    public let next: (kid: String, algorithm: TenantSettings.SigningAlgorithm, signsFrom: Int64)?
     private let signers: [String: (algorithm: TenantSettings.SigningAlgorithm, signer: any JWTAlgorithm)]
-    /// `{"keys": [...]}` with every published public key.
+    /// `{"keys": [...]}` with every published public key, the next one included.
     public let jwks: JSONValue
 
     /// Why a token did not verify.
@@ -26,25 +31,35 @@ public struct Keyring: Sendable {
         case badSignature
     }
 
-    /// Builds a keyring; `active` must be among `keys`.
-    public init(active: SigningKey, keys: [SigningKey]) async throws {
+    /// Builds a keyring; `active` must be among `keys`. `next`, if any, signs from the
+    /// Unix second `signsFrom` on.
+    public init(active: SigningKey, keys: [SigningKey], next: (key: SigningKey, signsFrom: Int64)? = nil) async throws {
         var signers: [String: (TenantSettings.SigningAlgorithm, any JWTAlgorithm)] = [:]
-        for key in keys + [active] where signers[key.kid] == nil {
+        for key in keys + [active] + (next.map { [$0.key] } ?? []) where signers[key.kid] == nil {
             signers[key.kid] = (key.algorithm, try await key.makeSigner())
         }
         self.signers = signers
         self.activeKid = active.kid
         self.activeAlgorithm = active.algorithm
+        self.next = next.map { ($0.key.kid, $0.key.algorithm, $0.signsFrom) }
         var published = [active.publicJWK]
-        published += keys.filter { $0.kid != active.kid }.map(\.publicJWK)
+        if let next { published.append(next.key.publicJWK) }
+        published += keys.filter { $0.kid != active.kid && $0.kid != next?.key.kid }.map(\.publicJWK)
         self.jwks = .object(["keys": .array(published)])
     }
 
-    /// Signs `payload` with the active key: header `alg`, `kid`, `typ: JWT`.
-    public func sign(_ payload: JSONValue) throws -> String {
-        guard let (algorithm, signer) = signers[activeKid] else { throw VerificationFailure.unknownKey }
+    /// The key that signs at the Unix second `now`: ``next`` once its time has come.
+    public func signingKid(at now: Int64) -> (kid: String, algorithm: TenantSettings.SigningAlgorithm) {
+        if let next, now >= next.signsFrom { return (next.kid, next.algorithm) }
+        return (activeKid, activeAlgorithm)
+    }
+
+    /// Signs `payload` with the key of the moment: header `alg`, `kid`, `typ: JWT`.
+    public func sign(_ payload: JSONValue, now: Int64 = Timestamp.now().seconds) throws -> String {
+        let kid = signingKid(at: now).kid
+        guard let (algorithm, signer) = signers[kid] else { throw VerificationFailure.unknownKey }
         let header = JSONValue.object([
-            "alg": .string(algorithm.rawValue), "kid": .string(activeKid), "typ": .string("JWT"),
+            "alg": .string(algorithm.rawValue), "kid": .string(kid), "typ": .string("JWT"),
         ])
         let signingInput = Base64URL.encode(header.serializedBytes()) + "." + Base64URL.encode(payload.serializedBytes())
         let signature = try signer.sign(Array(signingInput.utf8))

@@ -23,12 +23,19 @@ public struct PasswordHasher: Sendable {
         return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Base64URL.encode(salt))$\(Base64URL.encode(derived))"
     }
 
-    /// Whether `password` matches `encoded` (compared in constant time); false for anything unparsable.
+    /// The derived key's length in new hashes, and the least a stored hash may have.
+    public static let outputByteCount = 32
+
+    /// Whether `password` matches `encoded` (compared in constant time); false for anything
+    /// unparsable, and for a stored digest shorter than ``outputByteCount``: verification
+    /// derives as many bytes as are stored, so a 1-byte digest would match one password
+    /// in 256 (and an empty one, every password).
     public func verify(_ password: String, against encoded: String) -> Bool {
         let fields = encoded.split(separator: "$", omittingEmptySubsequences: true)
         guard fields.count == 4, fields[0] == "scrypt",
             let parameters = Self.parseParameters(fields[1]),
             let salt = Base64URL.decode(String(fields[2])), let expected = Base64URL.decode(String(fields[3])),
+            expected.count >= Self.outputByteCount,
             let derived = try? Self.derive(password, salt: salt, parameters, length: expected.count)
         else { return false }
         return SecretToken.constantTimeEquals(derived, expected)
@@ -53,7 +60,9 @@ public struct PasswordHasher: Sendable {
         return ScryptParameters(logN: logN, r: r, p: p)
     }
 
-    private static func derive(_ password: String, salt: [UInt8], _ parameters: ScryptParameters, length: Int = 32) throws -> [UInt8] {
+    private static func derive(
+        _ password: String, salt: [UInt8], _ parameters: ScryptParameters, length: Int = outputByteCount
+    ) throws -> [UInt8] {
         let key = try KDF.Scrypt.deriveKey(
             from: Array(password.utf8), salt: salt, outputByteCount: length, rounds: 1 << parameters.logN,
             blockSize: parameters.r, parallelism: parameters.p)

@@ -24,13 +24,25 @@ public final class PasswordHashingService: Sendable {
     }
 
     /// A new hash of `password` with the tenant's parameters.
+    ///
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER` at once when the hashing pool is full.
     public func hash(_ password: String, settings: TenantSettings) async throws -> String {
         let hasher = hasher(for: settings)
-        return try await pool.run { try hasher.hash(password) }
+        return try await onPool { try hasher.hash(password) }
+    }
+
+    /// Runs hashing work on the pool, refusing (rather than queueing) when it is full.
+    private func onPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        do {
+            return try await pool.run(work)
+        } catch is HashingPool.Saturated {
+            throw AuthError(.tooManyAttemptsTryLater)
+        }
     }
 
     /// Whether `password` matches `stored`; with no stored hash, a dummy hash of the
     /// tenant's parameters is verified instead and the answer is `false`.
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER` at once when the hashing pool is full.
     public func verify(_ password: String, against stored: String?, settings: TenantSettings) async throws -> Bool {
         let hasher = hasher(for: settings)
         let candidate: String
@@ -39,11 +51,11 @@ public final class PasswordHashingService: Sendable {
         } else if let dummy = dummyHashes.withLock({ $0[hasher.parameters] }) {
             candidate = dummy
         } else {
-            let dummy = try await pool.run { try hasher.hash(SecretToken.random()) }
+            let dummy = try await onPool { try hasher.hash(SecretToken.random()) }
             dummyHashes.withLock { $0[hasher.parameters] = dummy }
             candidate = dummy
         }
-        let matches = try await pool.run { hasher.verify(password, against: candidate) }
+        let matches = try await onPool { hasher.verify(password, against: candidate) }
         return matches && stored != nil
     }
 }

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-public import PortcullisCore
+import PortcullisCore
 
 /// A refresh token: `pr2.<base64url tenant>.<session id>.<secret>`.
 ///

@@ -37,6 +37,11 @@ public struct AdminAuthenticator: RouterMiddleware {
         }
         var context = context
         context.admin = AdminPrincipal(keyId: keyId, scope: key.scope)
-        return try await next(request, context)
+        do {
+            return try await next(request, context)
+        } catch let error as AuthError {
+            // Admin paths name their tenant: an unknown one is the resource missing (404).
+            throw error.onResourcePath()
+        }
     }
 }

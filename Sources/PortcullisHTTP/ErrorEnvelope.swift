@@ -8,7 +8,7 @@ public import PortcullisCore
 ///   "errors":[{"message":"EMAIL_EXISTS","domain":"global","reason":"invalid"}]}}
 /// ```
 extension AuthError: HTTPResponseError {
-    public var status: HTTPResponse.Status { .init(code: code.httpStatus) }
+    public var status: HTTPResponse.Status { .init(code: httpStatus) }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         envelopeResponse()
@@ -17,13 +17,13 @@ extension AuthError: HTTPResponseError {
     /// The envelope as a response, without needing a request.
     public func envelopeResponse() -> Response {
         var error: [String: JSONValue] = [
-            "code": .integer(Int64(code.httpStatus)),
+            "code": .integer(Int64(httpStatus)),
             "message": .string(message),
             "errors": .array([
-                .object(["message": .string(message), "domain": .string("global"), "reason": .string(code.reason)])
+                .object(["message": .string(message), "domain": .string("global"), "reason": .string(reason)])
             ]),
         ]
-        if let rpcStatus = code.rpcStatus { error["status"] = .string(rpcStatus) }
+        if let rpcStatus { error["status"] = .string(rpcStatus) }
         var response = JSONResponse.make(.object(["error": .object(error)]), status: status)
         if code == .unauthenticated { response.headers[.wwwAuthenticate] = "Bearer" }
         return response

@@ -37,4 +37,15 @@ extension Request {
     public func query(_ name: String) -> String? {
         uri.queryParameters[Substring(name)].map(String.init)
     }
+
+    /// A boolean query parameter as Google's APIs read one: `true`/`false` in any case, or
+    /// `1`/`0`; `nil` when absent; `INVALID_ARGUMENT` for anything else.
+    public func booleanQuery(_ name: String) throws(AuthError) -> Bool? {
+        guard let value = query(name) else { return nil }
+        switch value.lowercased() {
+        case "true", "1": return true
+        case "false", "0": return false
+        default: throw AuthError(.invalidArgument, detail: "\(name) must be true or false")
+        }
+    }
 }

@@ -31,13 +31,22 @@ public struct ServerConfiguration: Sendable {
     public var abuseGuard: AbuseGuard
     /// Age at which a tenant's signing key is rotated automatically.
     public var keyRotationPeriod: Duration
+    /// The JWKS `max-age`; a scheduled rotation publishes the next key twice this ahead.
+    public var jwksMaxAgeSeconds: Int
+    /// Peers whose `X-Forwarded-For` names the client (`trusted_proxies`).
+    public var trustedProxies: [IPNetwork]
+    /// A connection with nothing to read or write for this long is closed (`listen.idle_timeout_seconds`).
+    public var idleTimeout: Duration
+    /// A request must be read whole within this long of its head (`listen.request_timeout_seconds`).
+    public var requestTimeout: Duration
 
     /// Creates a configuration.
     public init(
         projectId: String, publicURL: String, host: String = "127.0.0.1", port: Int = 8080,
         database: DatabaseSettings, apiKeys: [String] = [], cacheRefreshInterval: Duration = .seconds(60),
         masterKey: MasterKey, passwordHashing: ScryptParameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
-        keyRotationPeriod: Duration = .seconds(30 * 86_400)
+        keyRotationPeriod: Duration = .seconds(30 * 86_400), jwksMaxAgeSeconds: Int = 300, trustedProxies: [IPNetwork] = [],
+        idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30)
     ) {
         self.projectId = projectId
         self.publicURL = publicURL
@@ -50,6 +59,10 @@ public struct ServerConfiguration: Sendable {
         self.passwordHashing = passwordHashing
         self.abuseGuard = abuseGuard
         self.keyRotationPeriod = keyRotationPeriod
+        self.jwksMaxAgeSeconds = jwksMaxAgeSeconds
+        self.trustedProxies = trustedProxies
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
     }
 }
 
@@ -91,7 +104,9 @@ public struct PortcullisServer: Sendable {
         let metrics = HTTPMetrics(registry: PrometheusCollectorRegistry())
         let users = UserRepository(database: database, logger: logger)
         let signingKeys = SigningKeyRepository(database: database, logger: logger)
-        let keyrings = KeyringService(keys: signingKeys, tenants: cache, masterKey: configuration.masterKey, logger: logger)
+        let keyrings = KeyringService(
+            keys: signingKeys, tenants: cache, masterKey: configuration.masterKey,
+            jwksMaxAgeSeconds: configuration.jwksMaxAgeSeconds, logger: logger)
         let revocation = RevocationCache(users: users)
         let verifiedTokens = VerifiedTokenCache()
         let sessions = RefreshSessionRepository(database: database, logger: logger)
@@ -111,6 +126,9 @@ public struct PortcullisServer: Sendable {
 
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: ErrorEnvelopeMiddleware())
+        if !configuration.trustedProxies.isEmpty {
+            router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
+        }
         HealthRoutes(database: database, migrator: migrator, metrics: metrics).register(on: router)
 
         let tenantService = TenantAdminService(tenants: tenants, projectConfig: projectConfig, cache: cache)
@@ -137,13 +155,20 @@ public struct PortcullisServer: Sendable {
         TokenRoutes(tokens: tokens).register(on: endUser)
         VerifyRoutes(tokens: tokens, revocation: revocation).register(on: router)
 
+        let requestTimeout = TimeAmount(configuration.requestTimeout)
         var application = Application(
             responder: PortcullisResponder(inner: router.buildResponder(), metrics: metrics),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [RequestTimeoutHandler(timeout: requestTimeout)],
+                    idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: [database.client, listener, rotation, sweeper] + services,
             onServerRunning: onServerRunning,
             logger: logger)
         application.beforeServerStarts {
+            // One direct connection first: a wrong address, login or TLS fails in seconds, by name.
+            try await database.probe()
             try await migrator.migrate()
         }
         self.database = database

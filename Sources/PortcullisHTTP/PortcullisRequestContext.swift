@@ -10,12 +10,18 @@ public struct PortcullisRequestContext: RequestContext {
     /// DESIGN.md §2: bodies over 1 MiB are refused with 413.
     public var maxUploadSize: Int { 1 << 20 }
 
-    /// The client's IP address (the TCP peer; used for abuse limits).
-    public let clientIP: String?
+    /// The TCP peer's address.
+    public let peerAddress: String?
+    /// The client as ``ClientAddressMiddleware`` resolved it behind trusted proxies.
+    var forwardedClient: IPAddress?
+
+    /// The client's address, for the abuse limits: the TCP peer, unless a trusted proxy
+    /// forwarded the request (``ClientAddressMiddleware``).
+    public var clientAddress: IPAddress? { forwardedClient ?? peerAddress.flatMap { IPAddress($0) } }
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
-        self.clientIP = source.channel.remoteAddress?.ipAddress
+        self.peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// The authenticated admin, authorised for `target`.

@@ -10,14 +10,14 @@ enum UserResource {
             "localId": .string(user.uid),
             "emailVerified": .bool(user.emailVerified),
             "disabled": .bool(user.disabled),
-            "validSince": .string(String(user.validSince)),
+            "validSince": .string(String(user.validSince.seconds)),
             "createdAt": .string(String(Int64(user.createdAt.timeIntervalSince1970 * 1000))),
         ]
         if let email = user.email { members["email"] = .string(email) }
         if let name = user.displayName { members["displayName"] = .string(name) }
         if let photo = user.photoURL { members["photoUrl"] = .string(photo) }
         if let tenantId = user.tenantId { members["tenantId"] = .string(tenantId) }
-        if let login = user.lastLoginAt { members["lastLoginAt"] = .string(String(Int64(login.timeIntervalSince1970 * 1000))) }
+        if let login = user.lastLoginAt { members["lastLoginAt"] = .string(String(login.milliseconds)) }
         if let refresh = user.lastRefreshAt { members["lastRefreshAt"] = .string(RFC3339.format(refresh)) }
         if !user.customAttributes.isEmpty { members["customAttributes"] = .string(JSONValue.object(user.customAttributes).serialized()) }
         var providers: [JSONValue] = []

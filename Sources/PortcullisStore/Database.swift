@@ -90,6 +90,32 @@ public final class Database: Sendable {
         error == .requestCancelled ? CancellationError() : AuthError(.unavailable)
     }
 
+    /// Opens one connection with these settings (TLS included), runs `SELECT 1` and closes it,
+    /// without the pool: the pool would keep a caller waiting until its circuit breaker trips,
+    /// a minute later. Startup calls it so a wrong address, a refused login or a server
+    /// without the TLS `database.tls` demands fails within seconds, naming the server.
+    ///
+    /// - Throws: ``DatabaseUnreachable``.
+    public func probe() async throws {
+        do {
+            let connection = try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings.connectionConfiguration(), id: 0,
+                logger: logger
+            ).get()
+            let result: Result<Void, any Error>
+            do {
+                try await connection.query("SELECT 1", logger: logger)
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            try? await connection.close()
+            try result.get()
+        } catch {
+            throw DatabaseUnreachable(settings: settings, underlying: error)
+        }
+    }
+
     /// Whether a trivial query succeeds.
     public func ping() async -> Bool {
         do {
@@ -99,6 +125,35 @@ public final class Database: Sendable {
             }
         } catch {
             return false
+        }
+    }
+}
+
+/// PostgreSQL could not be reached or refused the connection; says where and why, never the password.
+public struct DatabaseUnreachable: Error, CustomStringConvertible {
+    /// The server's address.
+    public let host: String
+    /// The server's port.
+    public let port: Int
+    /// What went wrong, in words.
+    public let reason: String
+
+    init(settings: DatabaseSettings, underlying: any Error) {
+        host = settings.host
+        port = settings.port
+        reason = Self.describe(underlying, tls: settings.effectiveTLSMode)
+    }
+
+    public var description: String { "cannot connect to PostgreSQL at \(host):\(port): \(reason)" }
+
+    private static func describe(_ error: any Error, tls: DatabaseSettings.TLSMode) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        switch error.code {
+        case .sslUnsupported: return "the server does not offer TLS, which database.tls \(tls.rawValue) requires"
+        case .failedToAddSSLHandler: return "TLS could not be set up"
+        case .server: return error.serverInfo?[.message] ?? "the server refused the connection"
+        case .connectionError: return error.underlying.map { "\($0)" } ?? "connection failed"
+        default: return "\(error.code)"
         }
     }
 }

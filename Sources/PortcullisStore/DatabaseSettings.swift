@@ -3,9 +3,33 @@ public import PostgresNIO
 
 /// Where PostgreSQL is and how to log in.
 ///
-/// Built from `database.url` (`postgres://user:password@host:port/name`) or
-/// from separate fields; TLS is off for loopback hosts and preferred elsewhere.
+/// Built from `database.url` (`postgres://user:password@host:port/name[?sslmode=…]`)
+/// or from separate fields. TLS follows ``tlsMode``; unset, it is off for loopback
+/// hosts and preferred elsewhere.
 public struct DatabaseSettings: Sendable, Equatable {
+    /// Whether connections use TLS (`database.tls`).
+    public enum TLSMode: String, Sendable, CaseIterable {
+        /// Never (loopback, Unix-like private networks).
+        case disable
+        /// When the server offers it. An attacker on the path can strip the offer:
+        /// use ``require`` across networks you do not control.
+        case prefer
+        /// Always: a server without TLS, or whose certificate does not verify against the
+        /// system's trust store for the host name, is refused (libpq's `verify-full`).
+        case require
+
+        /// Reads `database.tls` or libpq's `sslmode` (`allow` is `prefer`; `verify-ca` and
+        /// `verify-full` are `require`, which always verifies).
+        public init?(setting: String) {
+            switch setting.lowercased() {
+            case "disable": self = .disable
+            case "allow", "prefer": self = .prefer
+            case "require", "verify-ca", "verify-full": self = .require
+            default: return nil
+            }
+        }
+    }
+
     /// Host name or address.
     public var host: String
     /// TCP port.
@@ -18,11 +42,13 @@ public struct DatabaseSettings: Sendable, Equatable {
     public var database: String
     /// Size of the connection pool: every connection is opened at start and kept.
     public var maximumConnections: Int
+    /// TLS; `nil`: off for loopback hosts, preferred elsewhere.
+    public var tlsMode: TLSMode?
 
     /// Creates settings from fields.
     public init(
         host: String, port: Int = 5432, user: String, password: String? = nil, database: String,
-        maximumConnections: Int = 20
+        maximumConnections: Int = 20, tlsMode: TLSMode? = nil
     ) {
         self.host = host
         self.port = port
@@ -30,22 +56,52 @@ public struct DatabaseSettings: Sendable, Equatable {
         self.password = password
         self.database = database
         self.maximumConnections = maximumConnections
+        self.tlsMode = tlsMode
     }
 
-    /// Parses a `postgres://` or `postgresql://` URL; `nil` when it is not one.
+    /// Parses a `postgres://` or `postgresql://` URL (with an optional `sslmode`); `nil`
+    /// when it is not one.
     public init?(url: String, maximumConnections: Int = 20) {
         guard let components = URLComponents(string: url),
             components.scheme == "postgres" || components.scheme == "postgresql",
             let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
         else { return nil }
+        var tlsMode: TLSMode?
+        if let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value {
+            guard let parsed = TLSMode(setting: mode) else { return nil }
+            tlsMode = parsed
+        }
         let name = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         self.init(
             host: host, port: components.port ?? 5432, user: user, password: components.password,
-            database: name.isEmpty ? user : name, maximumConnections: maximumConnections)
+            database: name.isEmpty ? user : name, maximumConnections: maximumConnections, tlsMode: tlsMode)
+    }
+
+    /// The TLS mode in effect.
+    public var effectiveTLSMode: TLSMode {
+        tlsMode ?? (["127.0.0.1", "localhost", "::1"].contains(host) ? .disable : .prefer)
     }
 
     var tls: PostgresClient.Configuration.TLS {
-        ["127.0.0.1", "localhost", "::1"].contains(host) ? .disable : .prefer(.makeClientConfiguration())
+        switch effectiveTLSMode {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+    }
+
+    /// A single connection's configuration, for ``Database/probe()``.
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS =
+            switch effectiveTLSMode {
+            case .disable: .disable
+            case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: tls)
+        configuration.options.connectTimeout = .seconds(5)
+        return configuration
     }
 
     /// The pool configuration for `PostgresClient`.

@@ -13,28 +13,61 @@ public struct StoredSigningKey: Sendable, Equatable {
     public let publicJWK: JSONValue
     /// AES-GCM sealed private key.
     public let sealedPrivateKey: [UInt8]
-    /// When it was made.
+    /// When it was made (and published).
     public let createTime: Date
-    /// When it stopped signing; `nil` for the active key.
+    /// When it starts signing: its creation, or later for a key a scheduled rotation published ahead.
+    public let signsFrom: Date
+    /// When it stops (or stopped) signing; `nil` for the newest key.
     public let retireTime: Date?
 
     /// Creates a value.
     public init(
         kid: String, algorithm: String, publicJWK: JSONValue, sealedPrivateKey: [UInt8], createTime: Date,
-        retireTime: Date?
+        signsFrom: Date? = nil, retireTime: Date?
     ) {
         self.kid = kid
         self.algorithm = algorithm
         self.publicJWK = publicJWK
         self.sealedPrivateKey = sealedPrivateKey
         self.createTime = createTime
+        self.signsFrom = signsFrom ?? createTime
         self.retireTime = retireTime
+    }
+
+    /// Where the key stands at `now`.
+    public func state(at now: Date) -> State {
+        if signsFrom > now { return .pending }
+        if let retireTime, retireTime <= now { return .retired }
+        return .active
+    }
+
+    /// A key's place in its lifecycle (`GET …/keys`' `state`).
+    public enum State: String, Sendable {
+        /// Published, not signing yet (a scheduled rotation's next key).
+        case pending = "PENDING"
+        /// Signing.
+        case active = "ACTIVE"
+        /// No longer signing; published until the tokens it signed have expired.
+        case retired = "RETIRED"
     }
 }
 
-/// All SQL of the `signing_keys` table. At most one key per tenant is active
-/// (a partial unique index enforces it); retired keys stay published until
-/// every token they signed has expired.
+/// How a new signing key takes over.
+public enum KeyActivation: Sendable, Equatable {
+    /// The tenant's first key: only if it has none.
+    case first
+    /// At once (an operator's rotation, e.g. after a leak); a pending key is dropped.
+    case immediately
+    /// After `leadSeconds` (a scheduled rotation), and only if the newest key is still
+    /// older than `dueAfterSeconds` (another instance may have rotated meanwhile). The
+    /// key is published at once, so verifiers that cache the JWKS know it before it signs.
+    case scheduled(leadSeconds: Int, dueAfterSeconds: Int)
+}
+
+/// All SQL of the `signing_keys` table. At most one key per tenant is the newest
+/// (`retired_at IS NULL`, a partial unique index enforces it): it signs, or will once
+/// its `signs_from` comes; retired keys stay published until every token they
+/// signed has expired.
 public struct SigningKeyRepository: Sendable {
     let database: Database
     let logger: Logger
@@ -45,14 +78,15 @@ public struct SigningKeyRepository: Sendable {
         self.logger = logger
     }
 
-    /// The active key and the retired keys still published, active first.
+    /// Every key still published: pending, active, and retired ones whose tokens may
+    /// still be live; in the order they sign (the newest last).
     public func published(tenantId: String?) async throws -> [StoredSigningKey] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
-                SELECT kid, algorithm, public_jwk::text, sealed_private_key, created_at, retired_at FROM signing_keys
-                WHERE tenant_id = \(tenantId ?? "") AND (retired_at IS NULL OR publish_until > now())
-                ORDER BY retired_at IS NOT NULL, created_at DESC
+                SELECT \(unescaped: Self.columns) FROM signing_keys
+                WHERE tenant_id = \(tenantId ?? "") AND (retired_at IS NULL OR retired_at > now() OR publish_until > now())
+                ORDER BY signs_from, created_at
                 """, logger: logger)
             return try await Self.decode(rows)
         }
@@ -63,41 +97,67 @@ public struct SigningKeyRepository: Sendable {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
-                SELECT kid, algorithm, public_jwk::text, sealed_private_key, created_at, retired_at FROM signing_keys
-                WHERE tenant_id = \(tenantId ?? "") ORDER BY created_at DESC
+                SELECT \(unescaped: Self.columns) FROM signing_keys
+                WHERE tenant_id = \(tenantId ?? "") ORDER BY signs_from DESC, created_at DESC
                 """, logger: logger)
             return try await Self.decode(rows)
         }
     }
 
-    /// Makes `key` the active key: the previous one is retired and stays published
-    /// for `publishRetiredSeconds`. With `onlyIfNone`, does nothing when a key is
-    /// already active (first use, racing instances). Returns whether it inserted.
+    /// Adds `key` as the tenant's newest key, taking over as `activation` says; the key
+    /// it replaces keeps being published for `publishRetiredSeconds` after it stops
+    /// signing. Serialised per tenant by an advisory lock, so racing instances rotate once.
+    ///
+    /// - Returns: whether the key was added (`false` when `activation`'s condition no longer held).
     @discardableResult
     public func activate(
-        tenantId: String?, key: StoredSigningKey, publishRetiredSeconds: Int, onlyIfNone: Bool, actor: String
+        tenantId: String?, key: StoredSigningKey, activation: KeyActivation, publishRetiredSeconds: Int, actor: String
     ) async throws -> Bool {
         try await database.withTransaction { connection in
             let tenant = tenantId ?? ""
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(hashtext('signing_keys:' || \(tenant)))", logger: logger)
-            if onlyIfNone {
+            let lead: Int
+            switch activation {
+            case .first:
                 let existing = try await connection.query(
                     "SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND retired_at IS NULL", logger: logger)
                 for try await _ in existing.decode(Int.self) { return false }
+                lead = 0
+            case .immediately:
+                // Every key still signing or about to stop, the pending one included, retires now;
+                // a key that never signed needs no publishing.
+                try await connection.query(
+                    """
+                    UPDATE signing_keys SET retired_at = now(), publish_until = CASE WHEN signs_from <= now()
+                        THEN now() + make_interval(secs => \(publishRetiredSeconds)) ELSE now() END
+                    WHERE tenant_id = \(tenant) AND (retired_at IS NULL OR retired_at > now())
+                    """, logger: logger)
+                lead = 0
+            case .scheduled(let leadSeconds, let dueAfterSeconds):
+                let due = try await connection.query(
+                    """
+                    SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND retired_at IS NULL
+                      AND signs_from < now() - make_interval(secs => \(dueAfterSeconds))
+                    """, logger: logger)
+                var isDue = false
+                for try await _ in due.decode(Int.self) { isDue = true }
+                guard isDue else { return false }
+                try await connection.query(
+                    """
+                    UPDATE signing_keys SET retired_at = now() + make_interval(secs => \(leadSeconds)),
+                        publish_until = now() + make_interval(secs => \(leadSeconds + publishRetiredSeconds))
+                    WHERE tenant_id = \(tenant) AND retired_at IS NULL
+                    """, logger: logger)
+                lead = leadSeconds
             }
             try await connection.query(
                 """
-                UPDATE signing_keys SET retired_at = now(), publish_until = now() + make_interval(secs => \(publishRetiredSeconds))
-                WHERE tenant_id = \(tenant) AND retired_at IS NULL
-                """, logger: logger)
-            try await connection.query(
-                """
-                INSERT INTO signing_keys (tenant_id, kid, algorithm, public_jwk, sealed_private_key)
+                INSERT INTO signing_keys (tenant_id, kid, algorithm, public_jwk, sealed_private_key, signs_from)
                 VALUES (\(tenant), \(key.kid), \(key.algorithm), \(key.publicJWK.serialized())::jsonb,
-                        \(ByteBuffer(bytes: key.sealedPrivateKey)))
+                        \(ByteBuffer(bytes: key.sealedPrivateKey)), now() + make_interval(secs => \(lead)))
                 """, logger: logger)
-            if !onlyIfNone {
+            if activation != .first {
                 try await AuditLogRepository.record(
                     AuditEntry(tenantId: tenantId, actor: actor, action: "keys.rotate", target: "keys/\(key.kid)"),
                     on: connection, logger: logger)
@@ -107,13 +167,13 @@ public struct SigningKeyRepository: Sendable {
         }
     }
 
-    /// Tenants (`nil` = project) whose active key is older than `maximumAge` seconds.
+    /// Tenants (`nil` = project) whose newest key signs and is older than `maximumAge` seconds.
     public func tenantsDueForRotation(maximumAge: Int) async throws -> [String?] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT tenant_id FROM signing_keys
-                WHERE retired_at IS NULL AND created_at < now() - make_interval(secs => \(maximumAge))
+                WHERE retired_at IS NULL AND signs_from < now() - make_interval(secs => \(maximumAge))
                 """, logger: logger)
             var due: [String?] = []
             for try await tenant in rows.decode(String.self) { due.append(tenant.isEmpty ? nil : tenant) }
@@ -121,15 +181,18 @@ public struct SigningKeyRepository: Sendable {
         }
     }
 
+    private static let columns = "kid, algorithm, public_jwk::text, sealed_private_key, created_at, signs_from, retired_at"
+
     private static func decode(_ rows: PostgresRowSequence) async throws -> [StoredSigningKey] {
         var keys: [StoredSigningKey] = []
-        for try await (kid, algorithm, jwk, sealed, created, retired) in rows.decode(
-            (String, String, String, ByteBuffer, Date, Date?).self)
+        for try await (kid, algorithm, jwk, sealed, created, signsFrom, retired) in rows.decode(
+            (String, String, String, ByteBuffer, Date, Date, Date?).self)
         {
             keys.append(
                 StoredSigningKey(
                     kid: kid, algorithm: algorithm, publicJWK: try JSONValue.parse(Array(jwk.utf8)),
-                    sealedPrivateKey: Array(sealed.readableBytesView), createTime: created, retireTime: retired))
+                    sealedPrivateKey: Array(sealed.readableBytesView), createTime: created, signsFrom: signsFrom,
+                    retireTime: retired))
         }
         return keys
     }

@@ -26,7 +26,7 @@ public struct UserRepository: Sendable {
 
     private static let plainColumns = [
         "uid", "email", "email_verified", "display_name", "photo_url", "disabled", "custom_attributes::text", "password_hash",
-        "created_at", "last_login_at", "last_refresh_at", "valid_since",
+        "created_at", "last_login_us", "last_refresh_at", "valid_since_us",
     ]
 
     /// What every user read selects, in the order ``decode(_:tenantId:offset:)`` reads.
@@ -47,10 +47,10 @@ public struct UserRepository: Sendable {
                     """
                     WITH created AS (
                         INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
-                            custom_attributes, password_hash, valid_since, last_login_at)
+                            custom_attributes, password_hash, valid_since_us, last_login_us)
                         VALUES (\(user.tenantId ?? ""), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
                             \(user.photoURL), \(user.disabled), \(JSONValue.object(user.customAttributes).serialized())::jsonb,
-                            \(passwordHash), \(user.validSince), \(user.lastLoginAt))
+                            \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds))
                         RETURNING \(unescaped: Self.columns)),
                     linked AS (
                         INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)
@@ -134,36 +134,86 @@ public struct UserRepository: Sendable {
         }
     }
 
-    /// Writes every profile field of `user` (and the hash when given) and its `password` link;
-    /// `EMAIL_EXISTS` on a clash. Notifies other instances when `validSince` or `disabled`
-    /// changed, for their revocation caches.
+    /// What must still hold of the stored user for an update to apply.
+    public enum Precondition: Sendable {
+        /// Nothing: admin updates.
+        case none
+        /// Not disabled: end-user updates (a user disabled meanwhile changes nothing).
+        case enabled
+        /// Anonymous and not disabled: no email, password or provider link (the upgrade of
+        /// an anonymous account, which two requests must not both perform).
+        case anonymous
+
+        var sql: String {
+            switch self {
+            case .none: ""
+            case .enabled: "AND NOT disabled"
+            case .anonymous:
+                """
+                AND NOT disabled AND email IS NULL AND password_hash IS NULL
+                AND NOT EXISTS (SELECT 1 FROM user_providers p WHERE p.tenant_id = users.tenant_id AND p.uid = users.uid)
+                """
+            }
+        }
+    }
+
+    /// Applies `update` in one transaction: one statement assigns exactly the fields it
+    /// sets (everything else keeps the value the row holds when the statement runs, so
+    /// a concurrent change to another field survives), then the `password` link follows
+    /// the email and password, and other instances are notified when the revocation
+    /// state changed. `EMAIL_EXISTS` when the new email belongs to another user.
     ///
-    /// - Returns: the user as stored, links included.
-    @discardableResult
-    public func save(_ user: User, passwordHash: String??, revocationChanged: Bool) async throws -> User {
-        var user = user
-        user.syncPasswordLink()
+    /// - Returns: the user as stored, or `nil` when no user matched `uid` and `precondition`.
+    public func update(
+        tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition = .none
+    ) async throws -> User? {
+        let tenant = tenantId ?? ""
+        let claims = update.customAttributes.map { JSONValue.object($0).serialized() }
+        let (revocationMode, revocationValue): (Int, Int64) =
+            switch update.revocation {
+            case nil: (0, 0)
+            case .now(let now)?: (1, now.microseconds)
+            case .at(let watermark)?: (2, watermark.microseconds)
+            }
+        // Every SET expression sees the row as it was before this statement: `email IS
+        // DISTINCT FROM` compares with the old email. A revocation to `now` never moves
+        // the watermark back, and lands after the user's latest session start, which the
+        // row lock orders before this statement (another instance's clock may run ahead).
+        let query: PostgresQuery = """
+            UPDATE users SET
+                email = CASE WHEN \(update.email != nil) THEN \(update.email ?? nil) ELSE email END,
+                email_verified = CASE WHEN \(update.emailVerified != nil) THEN \(update.emailVerified ?? false)
+                    WHEN \(update.email != nil) AND email IS DISTINCT FROM \(update.email ?? nil) THEN false
+                    ELSE email_verified END,
+                display_name = CASE WHEN \(update.displayName != nil) THEN \(update.displayName ?? nil) ELSE display_name END,
+                photo_url = CASE WHEN \(update.photoURL != nil) THEN \(update.photoURL ?? nil) ELSE photo_url END,
+                disabled = CASE WHEN \(update.disabled != nil) THEN \(update.disabled ?? false) ELSE disabled END,
+                custom_attributes = CASE WHEN \(claims != nil) THEN \(claims)::jsonb ELSE custom_attributes END,
+                password_hash = CASE WHEN \(update.passwordHash != nil) THEN \(update.passwordHash) ELSE password_hash END,
+                valid_since_us = CASE \(revocationMode)::int
+                    WHEN 1 THEN greatest(valid_since_us, \(revocationValue), coalesce(last_login_us, 0) + 1)
+                    WHEN 2 THEN \(revocationValue)
+                    ELSE valid_since_us END
+            WHERE tenant_id = \(tenant) AND uid = \(uid) \(unescaped: precondition.sql)
+            RETURNING \(unescaped: Self.columns)
+            """
         do {
-            try await database.withTransaction { [user] connection in
-                let setHash = passwordHash != nil
-                try await connection.query(
-                    """
-                    UPDATE users SET email = \(user.email), email_verified = \(user.emailVerified),
-                        display_name = \(user.displayName), photo_url = \(user.photoURL), disabled = \(user.disabled),
-                        custom_attributes = \(JSONValue.object(user.customAttributes).serialized())::jsonb,
-                        password_hash = CASE WHEN \(setHash) THEN \(passwordHash ?? nil) ELSE password_hash END,
-                        valid_since = \(user.validSince), last_login_at = \(user.lastLoginAt)
-                    WHERE tenant_id = \(user.tenantId ?? "") AND uid = \(user.uid)
-                    """, logger: logger)
-                try await syncPasswordLink(of: user, on: connection)
-                if revocationChanged {
-                    try await InvalidationEvent.user(tenantId: user.tenantId, uid: user.uid).send(on: connection, logger: logger)
+            return try await database.withTransaction { connection in
+                let rows = try await connection.query(query, logger: logger)
+                guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
+                if update.changesPasswordLink {
+                    // The statement's snapshot predates the link it is about to rewrite.
+                    user.syncPasswordLink()
+                    try await syncPasswordLink(of: user, on: connection)
                 }
+                if update.changesRevocationState {
+                    try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
+                }
+                return user
             }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             throw AuthError(.emailExists)
         }
-        return user
     }
 
     /// Deletes the user (their refresh tokens go with them); `false` when absent.
@@ -181,12 +231,14 @@ public struct UserRepository: Sendable {
     }
 
     /// The revocation state other instances cache for `checkRevoked`: `nil` when the user is gone.
-    public func revocationState(tenantId: String?, uid: String) async throws -> (validSince: Int64, disabled: Bool)? {
+    public func revocationState(tenantId: String?, uid: String) async throws -> (validSince: Timestamp, disabled: Bool)? {
         try await database.withConnection { connection in
             let rows = try await connection.query(
-                "SELECT valid_since, disabled FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)",
+                "SELECT valid_since_us, disabled FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)",
                 logger: logger)
-            for try await (validSince, disabled) in rows.decode((Int64, Bool).self) { return (validSince, disabled) }
+            for try await (validSince, disabled) in rows.decode((Int64, Bool).self) {
+                return (Timestamp(microseconds: validSince), disabled)
+            }
             return nil
         }
     }
@@ -211,14 +263,16 @@ public struct UserRepository: Sendable {
         let user = User(
             tenantId: tenantId, uid: try cell(0), email: try cell(1), emailVerified: try cell(2), displayName: try cell(3),
             photoURL: try cell(4), disabled: try cell(5),
-            customAttributes: (try? JSONValue.parse(Array(attributes.utf8)))?.objectValue ?? [:],
-            hasPassword: hash != nil, providers: Self.decodeProviders(try cell(12)), createdAt: try cell(8),
-            lastLoginAt: try cell(9), lastRefreshAt: try cell(10), validSince: try cell(11))
+            customAttributes: try JSONValue.parse(Array(attributes.utf8)).objectValue ?? [:],
+            hasPassword: hash != nil, providers: try Self.decodeProviders(try cell(12)), createdAt: try cell(8),
+            lastLoginAt: (try cell(9, as: Int64?.self)).map(Timestamp.init(microseconds:)), lastRefreshAt: try cell(10),
+            validSince: Timestamp(microseconds: try cell(11)))
         return (user, hash)
     }
 
-    private static func decodeProviders(_ json: String) -> [ProviderLink] {
-        guard case .array(let rows)? = try? JSONValue.parse(Array(json.utf8)) else { return [] }
+    // PostgreSQL wrote this JSON: a parse failure is a fault to report, not an empty list.
+    private static func decodeProviders(_ json: String) throws -> [ProviderLink] {
+        guard case .array(let rows) = try JSONValue.parse(Array(json.utf8)) else { return [] }
         return rows.compactMap { row in
             guard case .array(let fields) = row, fields.count == 5, case .string(let provider) = fields[0],
                 case .string(let federatedId) = fields[1]

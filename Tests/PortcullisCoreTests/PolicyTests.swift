@@ -100,8 +100,13 @@ struct TenantIDTests {
     func message() {
         #expect(AuthError(.invalidArgument, detail: "x").message == "INVALID_ARGUMENT : x")
         #expect(AuthError(.tenantNotFound).message == "TENANT_NOT_FOUND")
-        #expect(AuthError(.tenantNotFound).code.httpStatus == 404)
-        #expect(AuthError(.tenantNotFound).code.rpcStatus == "NOT_FOUND")
+        // An unknown tenant in an end-user body is 400 (Identity Toolkit); named by an admin path, 404.
+        #expect(AuthError(.tenantNotFound).httpStatus == 400)
+        #expect(AuthError(.tenantNotFound).rpcStatus == nil)
+        #expect(AuthError(.tenantNotFound).onResourcePath().httpStatus == 404)
+        #expect(AuthError(.tenantNotFound).onResourcePath().rpcStatus == "NOT_FOUND")
+        #expect(AuthError(.tenantNotFound).onResourcePath().message == "TENANT_NOT_FOUND")
+        #expect(AuthError(.emailExists).onResourcePath().httpStatus == 400)
         #expect(AuthError(.adminOnlyOperation).code.httpStatus == 400)
         #expect(AuthError(.adminOnlyOperation).code.rpcStatus == nil)
     }
@@ -131,29 +136,57 @@ struct ProviderLinkTests {
 
 @Suite("Session rules")
 struct SessionRuleTests {
+    /// A session that started at `started` (seconds) and last rotated at `rotated`.
+    static func state(_ presented: RefreshTokenPolicy.Presented, revoked: Bool = false, started: Int64 = 100, rotated: Int64)
+        -> RefreshTokenPolicy.State
+    {
+        .init(presented: presented, revoked: revoked, started: Timestamp(seconds: started), issuedAt: rotated)
+    }
+
     @Test("refresh decisions", arguments: [
-        (RefreshTokenPolicy.State(presented: .current, revoked: false, issuedAt: 100), Int64(0), Int64(200), 10, RefreshTokenPolicy.Decision.rotate),
-        (.init(presented: .current, revoked: true, issuedAt: 100), 0, 200, 10, .invalid),
-        (.init(presented: .previous, revoked: true, issuedAt: 195), 0, 200, 10, .invalid),
-        (.init(presented: .current, revoked: false, issuedAt: 100), 101, 200, 10, .expired),
-        (.init(presented: .previous, revoked: false, issuedAt: 195), 196, 200, 10, .expired),
-        (.init(presented: .current, revoked: false, issuedAt: 100), 100, 200, 10, .rotate),
-        (.init(presented: .previous, revoked: false, issuedAt: 190), 0, 200, 10, .replayWithinGrace),
-        (.init(presented: .previous, revoked: false, issuedAt: 189), 0, 200, 10, .reuseDetected),
-        (.init(presented: .previous, revoked: false, issuedAt: 200), 0, 200, 0, .replayWithinGrace),
-        (.init(presented: .previous, revoked: false, issuedAt: 199), 0, 200, 0, .reuseDetected),
-        (.init(presented: .older, revoked: false, issuedAt: 200), 0, 200, 10, .reuseDetected),
+        (SessionRuleTests.state(.current, rotated: 100), Timestamp(seconds: 0), Int64(200), 10, RefreshTokenPolicy.Decision.rotate),
+        (SessionRuleTests.state(.current, revoked: true, rotated: 100), Timestamp(seconds: 0), 200, 10, .invalid),
+        (SessionRuleTests.state(.previous, revoked: true, rotated: 195), Timestamp(seconds: 0), 200, 10, .invalid),
+        (SessionRuleTests.state(.current, rotated: 100), Timestamp(seconds: 101), 200, 10, .expired),
+        (SessionRuleTests.state(.previous, rotated: 195), Timestamp(seconds: 196), 200, 10, .expired),
+        (SessionRuleTests.state(.current, rotated: 100), Timestamp(seconds: 100), 200, 10, .rotate),
+        // Revocation judges the session's start, never its latest rotation: a session that
+        // kept rotating after the watermark is still dead.
+        (SessionRuleTests.state(.current, started: 100, rotated: 150), Timestamp(seconds: 120), 200, 10, .expired),
+        // ... to the microsecond: a revocation 1 µs after the sign-in, in the same second.
+        (.init(presented: .current, revoked: false, started: Timestamp(microseconds: 100_000_000), issuedAt: 100),
+            Timestamp(microseconds: 100_000_001), 100, 10, .expired),
+        (.init(presented: .current, revoked: false, started: Timestamp(microseconds: 100_000_001), issuedAt: 100),
+            Timestamp(microseconds: 100_000_001), 100, 10, .rotate),
+        (SessionRuleTests.state(.previous, rotated: 190), Timestamp(seconds: 0), 200, 10, .replayWithinGrace),
+        (SessionRuleTests.state(.previous, rotated: 189), Timestamp(seconds: 0), 200, 10, .reuseDetected),
+        (SessionRuleTests.state(.previous, rotated: 200), Timestamp(seconds: 0), 200, 0, .replayWithinGrace),
+        (SessionRuleTests.state(.previous, rotated: 199), Timestamp(seconds: 0), 200, 0, .reuseDetected),
+        (SessionRuleTests.state(.older, rotated: 200), Timestamp(seconds: 0), 200, 10, .reuseDetected),
     ])
-    func refresh(state: RefreshTokenPolicy.State, validSince: Int64, now: Int64, grace: Int, expected: RefreshTokenPolicy.Decision) {
+    func refresh(state: RefreshTokenPolicy.State, validSince: Timestamp, now: Int64, grace: Int, expected: RefreshTokenPolicy.Decision) {
         #expect(RefreshTokenPolicy.decide(state, validSince: validSince, now: now, graceSeconds: grace) == expected)
     }
 
-    @Test("recent sign-in, revocation in whole seconds, custom claims, passwords and emails")
+    @Test("ID tokens are judged in whole seconds: an auth_time in the watermark's own second survives")
+    func idTokenRevocation() {
+        let watermark = Timestamp(microseconds: 100_500_000)  // 100.5 s
+        #expect(SessionPolicy.isRevoked(authTime: 99, validSince: watermark))
+        #expect(!SessionPolicy.isRevoked(authTime: 100, validSince: watermark))
+        #expect(!SessionPolicy.isRevoked(authTime: 101, validSince: watermark))
+        #expect(SessionPolicy.isRevoked(sessionStart: Timestamp(microseconds: 100_400_000), validSince: watermark))
+        #expect(!SessionPolicy.isRevoked(sessionStart: watermark, validSince: watermark))
+        #expect(throws: AuthError(.tokenExpired)) { try SessionPolicy.requireLive(authTime: 99, validSince: watermark, disabled: true) }
+        #expect(throws: AuthError(.userDisabled)) { try SessionPolicy.requireLive(authTime: 100, validSince: watermark, disabled: true) }
+        #expect(Timestamp(microseconds: -1).seconds == -1 && Timestamp(microseconds: 1_999_999).seconds == 1)
+    }
+
+    @Test("recent sign-in, custom claims, passwords and emails")
     func rules() throws {
         #expect(throws: Never.self) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 400, windowSeconds: 300) }
         #expect(throws: AuthError(.credentialTooOldLoginAgain)) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 401, windowSeconds: 300) }
-        #expect(SessionPolicy.isRevoked(sessionTime: 99, validSince: 100))
-        #expect(!SessionPolicy.isRevoked(sessionTime: 100, validSince: 100))
+        // Anonymous accounts have no credential to sign in again with.
+        #expect(throws: Never.self) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 9_999, windowSeconds: 300, anonymous: true) }
 
         #expect(throws: AuthError(.forbiddenClaim, detail: "aud")) { try CustomClaims.validate(["aud": "x", "role": "y"]) }
         #expect(throws: AuthError(.claimsTooLarge)) { try CustomClaims.validate(["big": .string(String(repeating: "x", count: 1000))]) }
@@ -172,6 +205,7 @@ struct SessionRuleTests {
         for bad in ["", "a", "a@b", "@b.com", "a@.com", "a@b.com.", "a b@c.com", "a@b,c.com"] {
             #expect(throws: AuthError(.invalidEmail)) { try EmailAddress.validate(bad) }
         }
-        #expect(try EmailAddress.validate(" Ada@Example.com ") == "Ada@Example.com")
+        // Stored and compared in lower case, as Firebase canonicalises them.
+        #expect(try EmailAddress.validate(" Ada@Example.com ") == "ada@example.com")
     }
 }

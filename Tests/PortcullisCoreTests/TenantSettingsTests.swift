@@ -66,6 +66,9 @@ struct TenantSettingsTests {
             (#"{"scryptParameters": {"logN": 9}}"#, "scryptParameters"),
             (#"{"scryptParameters": {"logN": 17, "r": 8}}"#, "scryptParameters"),
             (#"{"scryptParameters": {"p": 0}}"#, "scryptParameters"),
+            // Within 64 MiB but over 16 × the default's work.
+            (#"{"scryptParameters": {"logN": 14, "r": 32, "p": 16}}"#, "scryptParameters"),
+            (#"{"scryptParameters": {"logN": 18, "r": 8, "p": 1}}"#, "scryptParameters"),
             (#"{"scryptParameters": {"r": "eight"}}"#, "scryptParameters.r"),
         ])
     func rejects(json: String, field: String) throws {
@@ -83,6 +86,8 @@ struct TenantSettingsTests {
     func scryptParameters() throws {
         #expect(TenantSettings().scryptParameters == nil)
         #expect(TenantSettings().json.value(at: ["scryptParameters"]) == nil)
+        // Exactly 16 × the default's work is the most a tenant may ask for.
+        #expect(try Self.parse(#"{"scryptParameters": {"logN": 18, "r": 1, "p": 8}}"#).scryptParameters?.work == ScryptParameters.maximumWork)
         let settings = try Self.parse(#"{"scryptParameters": {"logN": 16}}"#)
         #expect(settings.scryptParameters == ScryptParameters(logN: 16, r: 8, p: 1))
         #expect(try TenantSettings(json: settings.json) == settings)

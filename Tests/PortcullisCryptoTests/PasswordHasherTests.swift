@@ -26,6 +26,20 @@ struct PasswordHasherTests {
         }
     }
 
+    @Test("a stored hash shorter than scrypt's output never verifies, even when its bytes match the password's prefix")
+    func truncatedHashNeverVerifies() throws {
+        let hash = try hasher.hash("correct horse")
+        let fields = hash.split(separator: "$")
+        guard fields.count == 4, let digest = Base64URL.decode(String(fields[3])) else { throw HashFormatError() }
+        #expect(digest.count == 32)
+        // The same salt and parameters with a digest cut to 1, 8 and 31 bytes: each is a true prefix of
+        // the password's derived key, so only a length check refuses them.
+        for length in [0, 1, 8, 31] {
+            let truncated = "$\(fields[0])$\(fields[1])$\(fields[2])$\(Base64URL.encode(Array(digest.prefix(length))))"
+            #expect(!hasher.verify("correct horse", against: truncated), "digest of \(length) bytes")
+        }
+    }
+
     @Test("the hashing pool runs work off the caller and returns its result")
     func pool() async throws {
         let pool = HashingPool(threads: 2)
@@ -81,3 +95,5 @@ struct PasswordHasherTests {
 
     enum KeyringTestError: Error { case noKeys }
 }
+
+struct HashFormatError: Error {}

@@ -42,4 +42,22 @@ struct DatabaseOutageTests {
             #expect(try await gateway.send(.get, "/readyz").status == .ok)
         }
     }
+
+    @Test("a failing user query is never answered as \"no such user\": admin lookup reports the failure")
+    func lookupFailureIsNotEmpty() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"gone","allowPasswordSignup":true}"#)
+            let session = try await gateway.signUp("present@example.com", tenant: tenant)
+            let lookup = "/v1/projects/\(TestGateway.projectId)/tenants/\(tenant)/accounts:lookup"
+            // A value PostgreSQL refuses (a NUL byte in text) is the caller's mistake: 400, not an empty answer.
+            try await gateway.send(.post, lookup, json: #"{"localId":["a\u0000b"]}"#).expectEnvelope(.badRequest, "INVALID_ARGUMENT")
+            // The users table gone (a broken deployment) is a fault: 5xx, not "no users".
+            _ = try await gateway.server.database.withConnection { connection in
+                try await connection.query("ALTER TABLE users RENAME TO users_elsewhere", logger: TestDatabase.logger)
+            }
+            let failed = try await gateway.send(.post, lookup, json: #"{"localId":["\#(session.uid)"]}"#)
+            #expect(failed.status.code >= 500, "\(String(buffer: failed.body))")
+            #expect(failed.errorMessage != nil)
+        }
+    }
 }

@@ -327,15 +327,21 @@ struct TokenTests {
             IDTokenClaims(
                 issuer: "i", audience: "a", subject: subject, issuedAt: 0, expiresAt: 1, authTime: 0, signInProvider: "password")
         }
-        cache.remember(TokenFingerprint("a"), claims("a"))
-        cache.remember(TokenFingerprint("b"), claims("b"))
-        cache.remember(TokenFingerprint("c"), claims("c"))  // a and b move to the previous generation
+        let generation = cache.generation
+        cache.remember(TokenFingerprint("a"), claims("a"), ifGeneration: generation)
+        cache.remember(TokenFingerprint("b"), claims("b"), ifGeneration: generation)
+        cache.remember(TokenFingerprint("c"), claims("c"), ifGeneration: generation)  // a and b move to the previous generation
         #expect(cache.claims(of: TokenFingerprint("a"))?.subject == "a")  // used again: back in the current one
-        cache.remember(TokenFingerprint("d"), claims("d"))  // c and a move back; b falls out
+        cache.remember(TokenFingerprint("d"), claims("d"), ifGeneration: generation)  // c and a move back; b falls out
         #expect(cache.claims(of: TokenFingerprint("b")) == nil)
         #expect(["a", "c", "d"].allSatisfy { cache.claims(of: TokenFingerprint($0))?.subject == $0 })
         cache.invalidate(.signingKeys(tenantId: "t"))
         #expect(cache.claims(of: TokenFingerprint("d")) == nil)
+        // A verification that began before the keys changed is not remembered.
+        cache.remember(TokenFingerprint("e"), claims("e"), ifGeneration: generation)
+        #expect(cache.claims(of: TokenFingerprint("e")) == nil)
+        cache.remember(TokenFingerprint("e"), claims("e"), ifGeneration: cache.generation)
+        #expect(cache.claims(of: TokenFingerprint("e"))?.subject == "e")
     }
 
     @Test("form bodies: + is a space, %XX a byte, a later duplicate wins; bad escapes and non-UTF-8 are refused")

@@ -23,8 +23,8 @@ struct MigratorTests {
                 return names
             }
             #expect(tables == [
-                "admin_keys", "audit_log", "project_config", "refresh_sessions", "refresh_tokens", "schema_migrations", "signing_keys",
-                "tenants", "user_providers", "users",
+                "admin_keys", "audit_log", "project_config", "refresh_sessions", "schema_migrations", "signing_keys", "tenants",
+                "user_providers", "users",
             ])
         }
     }

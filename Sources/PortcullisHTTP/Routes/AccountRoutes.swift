@@ -10,8 +10,8 @@ struct AccountRoutes {
             let body = try await EndUserRequest(request, context: context)
             let result = try await accounts.signUp(
                 tenantId: body.tenantId, email: body.string("email"), password: body.string("password"),
-                displayName: body.string("displayName"), photoURL: body.string("photoUrl"),
-                idToken: body.string("idToken"), clientIP: context.clientIP)
+                profile: .init(displayName: body.string("displayName"), photoURL: body.string("photoUrl")),
+                idToken: body.string("idToken"), client: context.clientAddress)
             var members: [String: JSONValue] = ["kind": .string("identitytoolkit#SignupNewUserResponse"), "localId": .string(result.user.uid)]
             if let email = result.user.email { members["email"] = .string(email) }
             if let name = result.user.displayName { members["displayName"] = .string(name) }
@@ -22,7 +22,7 @@ struct AccountRoutes {
             let body = try await EndUserRequest(request, context: context)
             let result = try await accounts.signIn(
                 tenantId: body.tenantId, email: body.string("email"), password: body.string("password"),
-                clientIP: context.clientIP)
+                client: context.clientAddress)
             var members: [String: JSONValue] = [
                 "kind": .string("identitytoolkit#VerifyPasswordResponse"), "localId": .string(result.user.uid),
                 "email": .string(result.user.email ?? ""), "displayName": .string(result.user.displayName ?? ""),
@@ -46,7 +46,7 @@ struct AccountRoutes {
                 idToken: body.string("idToken"), tenantId: body.tenantId,
                 changes: .init(
                     email: body.string("email"), password: body.string("password"),
-                    displayName: body.string("displayName"), photoURL: body.string("photoUrl"),
+                    profile: .init(displayName: body.string("displayName"), photoURL: body.string("photoUrl")),
                     deleteAttributes: Set(deletions ?? [])))
             guard case .object(var members) = UserResource.json(user) else { throw AuthError(.internalError) }
             members["kind"] = .string("identitytoolkit#SetAccountInfoResponse")

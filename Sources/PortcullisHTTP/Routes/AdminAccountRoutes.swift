@@ -14,7 +14,7 @@ struct AdminAccountRoutes {
                 let user = try await accounts.adminCreate(
                     tenantId: tenantId, uid: body.string("localId"), email: body.string("email"),
                     password: body.string("password"), emailVerified: body.bool("emailVerified") ?? false,
-                    displayName: body.string("displayName"), photoURL: body.string("photoUrl"),
+                    profile: .init(displayName: body.string("displayName"), photoURL: body.string("photoUrl")),
                     disabled: body.bool("disabled") ?? body.bool("disableUser") ?? false)
                 guard case .object(var members) = UserResource.json(user) else { throw AuthError(.internalError) }
                 members["kind"] = .string("identitytoolkit#SignupNewUserResponse")
@@ -25,7 +25,8 @@ struct AdminAccountRoutes {
                 let body = try await EndUserRequest(request, context: context)
                 var users: [JSONValue] = []
                 for uid in try Self.localIds(body) {
-                    if let user = try? await accounts.adminLookup(tenantId: tenantId, uid: uid) { users.append(UserResource.json(user)) }
+                    // Absent users are left out, as Identity Toolkit does; a failure is an error, never "absent".
+                    if let user = try await accounts.adminLookup(tenantId: tenantId, uid: uid) { users.append(UserResource.json(user)) }
                 }
                 var members: [String: JSONValue] = ["kind": .string("identitytoolkit#GetAccountInfoResponse")]
                 if !users.isEmpty { members["users"] = .array(users) }

@@ -54,19 +54,25 @@ struct KeyRoutes {
 
     private func checkedTenant(project: String, tenantId: String?) async throws {
         guard project == projectId else { throw AuthError(.projectNotFound) }
-        _ = try await tenants.settings(tenantId: tenantId)
+        do {
+            _ = try await tenants.settings(tenantId: tenantId)
+        } catch let error as AuthError {
+            throw error.onResourcePath()
+        }
     }
 
     private func jwks(project: String, tenantId: String?) async throws -> Response {
         try await checkedTenant(project: project, tenantId: tenantId)
         var response = JSONResponse.make(try await keyrings.keyring(tenantId: tenantId).jwks)
-        response.headers[.cacheControl] = "public, max-age=300"
+        response.headers[.cacheControl] = "public, max-age=\(keyrings.jwksMaxAgeSeconds)"
         return response
     }
 
     private func discovery(project: String, tenantId: String?) async throws -> Response {
         try await checkedTenant(project: project, tenantId: tenantId)
         let keyring = try await keyrings.keyring(tenantId: tenantId)
+        var algorithms = [keyring.activeAlgorithm.rawValue]
+        if let next = keyring.next, next.algorithm != keyring.activeAlgorithm { algorithms.append(next.algorithm.rawValue) }
         let jwksPath = tenantId.map { "/v1/projects/\(projectId)/tenants/\($0)/jwks" } ?? "/v1/projects/\(projectId)/jwks"
         return JSONResponse.make(
             .object([
@@ -74,7 +80,7 @@ struct KeyRoutes {
                 "jwks_uri": .string(publicURL + jwksPath),
                 "response_types_supported": .array([.string("id_token")]),
                 "subject_types_supported": .array([.string("public")]),
-                "id_token_signing_alg_values_supported": .array([.string(keyring.activeAlgorithm.rawValue)]),
+                "id_token_signing_alg_values_supported": .array(algorithms.map(JSONValue.string)),
             ]))
     }
 
@@ -87,15 +93,19 @@ struct KeyRoutes {
     private func list(tenantId: String?) async throws -> Response {
         _ = try await tenants.settings(tenantId: tenantId)
         let keys = try await keyrings.list(tenantId: tenantId)
+        let now = Date()
         return JSONResponse.make(
             .object([
                 "keys": .array(
                     keys.map { key in
-                        .object([
+                        var members: [String: JSONValue] = [
                             "kid": .string(key.kid), "alg": .string(key.algorithm),
-                            "state": .string(key.retireTime == nil ? "ACTIVE" : "RETIRED"),
+                            "state": .string(key.state(at: now).rawValue),
                             "createTime": .string(RFC3339.format(key.createTime)),
-                        ])
+                        ]
+                        // A scheduled rotation's next key: when it starts signing.
+                        if key.signsFrom > now { members["activateTime"] = .string(RFC3339.format(key.signsFrom)) }
+                        return .object(members)
                     })
             ]))
     }

@@ -20,6 +20,8 @@ struct VerifyRoutes {
 
     func register(on router: Router<PortcullisRequestContext>) {
         router.get("v1/verify") { request, context in
+            // A proxy's misconfiguration is refused loudly rather than read as "no check".
+            let checkRevoked = try request.booleanQuery("checkRevoked") ?? false
             guard let token = BearerToken.parse(request.headers[.authorization]) else {
                 throw AuthError(.unauthenticated, detail: "MISSING_ID_TOKEN")
             }
@@ -30,7 +32,7 @@ struct VerifyRoutes {
                 if let pinned = request.headers[Self.pinnedTenant], pinned != (claims.tenantId ?? "") {
                     throw AuthError(.tenantIdMismatch)
                 }
-                if request.query("checkRevoked") == "true" {
+                if checkRevoked {
                     try await revocation.check(tenantId: claims.tenantId, uid: claims.subject, authTime: claims.authTime)
                 }
                 verified = IDTokenClaimsView(claims)

@@ -26,7 +26,7 @@ public struct AccountService: Sendable {
         self.abuse = abuse
     }
 
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+    static func now() -> Int64 { Timestamp.now().seconds }
 
     static func newUID() -> String {
         // 28 characters like Firebase's uids, from 168 random bits.
@@ -41,37 +41,49 @@ public struct AccountService: Sendable {
         public let tokens: SessionTokens
     }
 
+    /// The profile fields a sign-up or update may carry.
+    public struct Profile: Sendable {
+        /// New display name.
+        public var displayName: String?
+        /// New photo URL.
+        public var photoURL: String?
+
+        /// A profile.
+        public init(displayName: String? = nil, photoURL: String? = nil) {
+            self.displayName = displayName
+            self.photoURL = photoURL
+        }
+
+        /// `INVALID_ARGUMENT` for fields over ``UserProfile``'s limits.
+        func validated() throws(AuthError) -> Profile {
+            Profile(
+                displayName: try displayName.map { name throws(AuthError) in try UserProfile.validate(displayName: name) },
+                photoURL: try photoURL.map { url throws(AuthError) in try UserProfile.validate(photoURL: url) })
+        }
+    }
+
     // MARK: Sign-up and sign-in
 
     /// `accounts:signUp`: password, anonymous, or (with `idToken`) upgrading an anonymous user.
     public func signUp(
-        tenantId: String?, email: String?, password: String?, displayName: String?, photoURL: String?,
-        idToken: String?, clientIP: String?
+        tenantId: String?, email: String?, password: String?, profile: Profile, idToken: String?,
+        client: IPAddress?
     ) async throws -> SignedIn {
         let settings = try await tenants.settings(tenantId: tenantId)
-        let policy = SelfServicePolicy(settings: settings)
+        let profile = try profile.validated()
         if let idToken {
-            try policy.authorizeEndUserRequest()
-            let (user, _) = try await authenticate(idToken: idToken, tenantId: tenantId)
-            guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
-            guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
-            guard settings.allowPasswordSignup else { throw AuthError(.operationNotAllowed) }
-            let upgraded = try await apply(
-                .init(email: email, password: password, displayName: displayName, photoURL: photoURL), to: user,
-                settings: settings, authTime: Self.now())
-            guard let session = upgraded.tokens else { throw AuthError(.internalError) }
-            return SignedIn(user: upgraded.user, tokens: session)
+            return try await upgradeAnonymous(
+                idToken: idToken, tenantId: tenantId, email: email, password: password, profile: profile, settings: settings)
         }
         let method: SignUpMethod = (email == nil && password == nil) ? .anonymous : .password
-        try policy.authorizeSignUp(method)
-        let now = Self.now()
-        if let clientIP {
-            guard !abuse.ipSignUps.isExhausted(clientIP, now: now) else { throw AuthError(.tooManyAttemptsTryLater) }
-            abuse.ipSignUps.record(clientIP, now: now)
+        try SelfServicePolicy(settings: settings).authorizeSignUp(method)
+        let now = Timestamp.now()
+        if let client, !abuse.ipSignUps.consume(ClientAddress.limitKey(client), now: now.seconds) {
+            throw AuthError(.tooManyAttemptsTryLater)
         }
         var user = User(
-            tenantId: tenantId, uid: Self.newUID(), displayName: displayName, photoURL: photoURL,
-            createdAt: Date(timeIntervalSince1970: TimeInterval(now)), lastLoginAt: Date(timeIntervalSince1970: TimeInterval(now)))
+            tenantId: tenantId, uid: Self.newUID(), displayName: profile.displayName, photoURL: profile.photoURL,
+            createdAt: now.date, lastLoginAt: now)
         var hash: String?
         if method == .password {
             guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
@@ -82,41 +94,89 @@ public struct AccountService: Sendable {
             user.hasPassword = true
         }
         let created = try await users.create(user, passwordHash: hash)
-        let session = try await tokens.startSession(
-            for: created, signInProvider: method == .anonymous ? "anonymous" : "password", now: now)
+        guard
+            let session = try await tokens.startSession(
+                for: created, signInProvider: method == .anonymous ? "anonymous" : "password", now: now)
+        else { throw AuthError(.userNotFound) }
         return SignedIn(user: created, tokens: session)
     }
 
+    /// `accounts:signUp` with an `idToken`: links an email and password to an anonymous
+    /// account, keeping its uid.
+    ///
+    /// Only an anonymous account may be upgraded this way; any other answers
+    /// `EMAIL_EXISTS`, as the emulator does for an account that already has its
+    /// email (adding or changing a password goes through `accounts:update`, which needs
+    /// a recent sign-in). The upgrade revokes the guest session's other tokens.
+    private func upgradeAnonymous(
+        idToken: String, tenantId: String?, email: String?, password: String?, profile: Profile, settings: TenantSettings
+    ) async throws -> SignedIn {
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
+        guard user.isAnonymous else { throw AuthError(.emailExists) }
+        guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
+        guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
+        guard settings.allowPasswordSignup else { throw AuthError(.operationNotAllowed) }
+        try SessionPolicy.requireRecentSignIn(
+            authTime: claims.authTime, now: Self.now(), windowSeconds: settings.recentLoginWindowSeconds, anonymous: true)
+        let address = try EmailAddress.validate(email)
+        try settings.passwordPolicy.check(password)
+        var update = UserUpdate(email: .some(address), passwordHash: try await passwords.hash(password, settings: settings))
+        if let name = profile.displayName { update.displayName = .some(name) }
+        if let photo = profile.photoURL { update.photoURL = .some(photo) }
+        let (upgraded, session) = try await applyCredentialChange(update, to: user, requiring: .anonymous)
+        return SignedIn(user: upgraded, tokens: session)
+    }
+
     /// `accounts:signInWithPassword`.
-    public func signIn(tenantId: String?, email: String?, password: String?, clientIP: String?) async throws -> SignedIn {
+    ///
+    /// The attempt counts against the account's and the client's limits before the hash
+    /// is computed, and is taken back when the password was right.
+    public func signIn(tenantId: String?, email: String?, password: String?, client: IPAddress?) async throws -> SignedIn {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         guard settings.allowPasswordSignup else { throw AuthError(.passwordLoginDisabled) }
         guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
         let address = try EmailAddress.validate(email)
         guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
-        let now = Self.now()
-        let accountKey = "\(tenantId ?? ""):\(address.lowercased())"
-        if abuse.accountFailures.isExhausted(accountKey, now: now) || clientIP.map({ abuse.ipFailures.isExhausted($0, now: now) }) == true {
+        let now = Timestamp.now()
+        let accountKey = "\(tenantId ?? ""):\(address)"
+        let clientKey = client.map(ClientAddress.limitKey)
+        guard abuse.beginSignIn(account: accountKey, client: clientKey, now: now.seconds) else {
             throw AuthError(.tooManyAttemptsTryLater)
         }
-        let found = try await users.find(tenantId: tenantId, email: address)
-        let matches = try await passwords.verify(password, against: found?.passwordHash, settings: settings)
-        let privacy = settings.enableImprovedEmailPrivacy
-        guard let (user, hash) = found, hash != nil, matches else {
-            abuse.accountFailures.record(accountKey, now: now)
-            if let clientIP { abuse.ipFailures.record(clientIP, now: now) }
-            if privacy { throw AuthError(.invalidLoginCredentials) }
-            throw AuthError(found == nil ? .emailNotFound : .invalidPassword)
+        let found: (user: User, passwordHash: String?)?
+        let matches: Bool
+        do {
+            found = try await users.find(tenantId: tenantId, email: address)
+            matches = try await passwords.verify(password, against: found?.passwordHash, settings: settings)
+        } catch {
+            // Never checked (the pool was full, the database failed): not a failed guess.
+            abuse.refundSignIn(account: accountKey, client: clientKey, now: now.seconds)
+            throw error
         }
+        guard let found, let storedHash = found.passwordHash, matches else {
+            throw SignInPolicy.wrongCredentials(emailKnown: found != nil, privacy: settings.enableImprovedEmailPrivacy)
+        }
+        let user = found.user
+        abuse.refundSignIn(account: accountKey, client: clientKey, now: now.seconds)
         guard !user.disabled else { throw AuthError(.userDisabled) }
         var rehashed: String?
-        if let hash, passwords.hasher(for: settings).needsRehash(hash) {
+        if passwords.hasher(for: settings).needsRehash(storedHash) {
             // The hash was made with other parameters: upgrade it now that the password is known.
             rehashed = try await passwords.hash(password, settings: settings)
         }
-        let session = try await tokens.startSession(
-            for: user, signInProvider: "password", now: now, upgradedPasswordHash: rehashed)
+        guard
+            let session = try await tokens.startSession(
+                for: user, signInProvider: "password", now: Timestamp.now(), provenPassword: (address, storedHash),
+                upgradedPasswordHash: rehashed)
+        else {
+            // Between the check and the session the user was disabled, deleted, or its
+            // email or password changed: the proof no longer holds.
+            let current = try await users.find(tenantId: tenantId, uid: user.uid)?.user
+            if current?.disabled == true { throw AuthError(.userDisabled) }
+            throw SignInPolicy.wrongCredentials(emailKnown: current != nil, privacy: settings.enableImprovedEmailPrivacy)
+        }
         return SignedIn(user: user, tokens: session)
     }
 
@@ -158,70 +218,83 @@ public struct AccountService: Sendable {
         public var email: String?
         /// New password (needs a recent sign-in; revokes other sessions).
         public var password: String?
-        /// New display name.
-        public var displayName: String?
-        /// New photo URL.
-        public var photoURL: String?
+        /// New display name and photo URL.
+        public var profile: Profile
         /// `DISPLAY_NAME`, `PHOTO_URL` to clear.
         public var deleteAttributes: Set<String> = []
 
         /// Creates changes.
-        public init(
-            email: String? = nil, password: String? = nil, displayName: String? = nil, photoURL: String? = nil,
-            deleteAttributes: Set<String> = []
-        ) {
+        public init(email: String? = nil, password: String? = nil, profile: Profile = Profile(), deleteAttributes: Set<String> = []) {
             self.email = email
             self.password = password
-            self.displayName = displayName
-            self.photoURL = photoURL
+            self.profile = profile
             self.deleteAttributes = deleteAttributes
         }
     }
 
     /// `accounts:update` with an ID token. Password and email changes return new tokens.
+    ///
+    /// Only the fields the request names are written, in one statement: a concurrent
+    /// change to another field (an admin disabling the user, another revocation) stands.
     public func update(
         idToken: String?, tenantId: String?, changes: Changes
     ) async throws -> (user: User, tokens: SessionTokens?) {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
-        return try await apply(changes, to: user, settings: settings, authTime: claims.authTime)
-    }
-
-    private func apply(
-        _ changes: Changes, to user: User, settings: TenantSettings, authTime: Int64
-    ) async throws -> (user: User, tokens: SessionTokens?) {
-        let now = Self.now()
-        var next = user
-        var hash: String??
-        let sensitive = changes.email != nil || changes.password != nil
-        if sensitive, !user.isAnonymous {
-            try SessionPolicy.requireRecentSignIn(authTime: authTime, now: now, windowSeconds: settings.recentLoginWindowSeconds)
-        }
-        if let email = changes.email {
-            let address = try EmailAddress.validate(email)
-            if address.lowercased() != user.email?.lowercased() {
-                next.email = address
-                next.emailVerified = false
+        let profile = try changes.profile.validated()
+        var update = UserUpdate()
+        if let name = profile.displayName { update.displayName = .some(name) }
+        if let photo = profile.photoURL { update.photoURL = .some(photo) }
+        if changes.deleteAttributes.contains("DISPLAY_NAME") { update.displayName = .some(nil) }
+        if changes.deleteAttributes.contains("PHOTO_URL") { update.photoURL = .some(nil) }
+        guard changes.email != nil || changes.password != nil else {
+            guard let updated = try await users.update(tenantId: tenantId, uid: user.uid, update, requiring: .enabled) else {
+                throw try await Self.missing(user, in: users)
             }
+            return (updated, nil)
         }
+        // The presented token's own auth_time is what the recent-login rule judges.
+        try SessionPolicy.requireRecentSignIn(
+            authTime: claims.authTime, now: Self.now(), windowSeconds: settings.recentLoginWindowSeconds,
+            anonymous: user.isAnonymous)
+        if let email = changes.email { update.email = .some(try EmailAddress.validate(email)) }
         if let password = changes.password {
             try settings.passwordPolicy.check(password)
-            hash = .some(try await passwords.hash(password, settings: settings))
-            next.hasPassword = true
+            update.passwordHash = try await passwords.hash(password, settings: settings)
         }
-        if let displayName = changes.displayName { next.displayName = displayName }
-        if let photoURL = changes.photoURL { next.photoURL = photoURL }
-        if changes.deleteAttributes.contains("DISPLAY_NAME") { next.displayName = nil }
-        if changes.deleteAttributes.contains("PHOTO_URL") { next.photoURL = nil }
-        if sensitive { next.validSince = now }
-        next = try await users.save(next, passwordHash: hash, revocationChanged: sensitive)
-        if sensitive {
-            revocation.invalidate(.user(tenantId: user.tenantId, uid: user.uid))
-            // Tokens for the caller are issued after the change, with a fresh auth_time.
-            return (next, try await tokens.startSession(for: next, signInProvider: "password", now: now))
+        let (updated, session) = try await applyCredentialChange(update, to: user, requiring: .enabled)
+        return (updated, session)
+    }
+
+    /// Writes a change of email or password, with the revocation it implies, and starts the
+    /// caller's new session after the revocation's watermark.
+    private func applyCredentialChange(
+        _ update: UserUpdate, to user: User, requiring precondition: UserRepository.Precondition
+    ) async throws -> (User, SessionTokens) {
+        var update = update
+        UserUpdatePolicy.applyImplications(to: &update, now: Timestamp.now())
+        guard let updated = try await users.update(tenantId: user.tenantId, uid: user.uid, update, requiring: precondition) else {
+            throw try await Self.missing(user, in: users, otherwise: AuthError(.emailExists))
         }
-        return (next, nil)
+        revocation.forget(tenantId: user.tenantId, uid: user.uid)
+        // Tokens for the caller are issued after the change, with a fresh auth_time.
+        guard
+            let session = try await tokens.startSession(
+                for: updated, signInProvider: "password", now: max(Timestamp.now(), updated.validSince))
+        else { throw try await Self.missing(user, in: users) }
+        return (updated, session)
+    }
+
+    /// Why an update matched no row: the user is gone (`USER_NOT_FOUND`), disabled
+    /// (`USER_DISABLED`), or else `otherwise`.
+    private static func missing(
+        _ user: User, in users: UserRepository, otherwise: AuthError = AuthError(.userNotFound)
+    ) async throws -> AuthError {
+        guard let current = try await users.find(tenantId: user.tenantId, uid: user.uid)?.user else {
+            return AuthError(.userNotFound)
+        }
+        return current.disabled ? AuthError(.userDisabled) : otherwise
     }
 
     /// `accounts:delete` by the user: `ADMIN_ONLY_OPERATION` when self-deletion is off.
@@ -232,22 +305,23 @@ public struct AccountService: Sendable {
         try SessionPolicy.requireRecentSignIn(
             authTime: claims.authTime, now: Self.now(), windowSeconds: settings.recentLoginWindowSeconds)
         guard try await users.delete(tenantId: tenantId, uid: user.uid) else { throw AuthError(.userNotFound) }
-        revocation.invalidate(.user(tenantId: tenantId, uid: user.uid))
+        revocation.forget(tenantId: tenantId, uid: user.uid)
     }
 
     // MARK: Admin
 
     /// Admin `accounts` create: not subject to self-service switches.
     public func adminCreate(
-        tenantId: String?, uid: String?, email: String?, password: String?, emailVerified: Bool, displayName: String?,
-        photoURL: String?, disabled: Bool
+        tenantId: String?, uid: String?, email: String?, password: String?, emailVerified: Bool, profile: Profile,
+        disabled: Bool
     ) async throws -> User {
         let settings = try await tenants.settings(tenantId: tenantId)
+        let profile = try profile.validated()
         let id = uid ?? Self.newUID()
         guard !id.isEmpty, id.count <= 128 else { throw AuthError(.invalidLocalId) }
         var user = User(
-            tenantId: tenantId, uid: id, emailVerified: emailVerified, displayName: displayName, photoURL: photoURL,
-            disabled: disabled, createdAt: Date())
+            tenantId: tenantId, uid: id, emailVerified: emailVerified, displayName: profile.displayName,
+            photoURL: profile.photoURL, disabled: disabled, createdAt: Date())
         if let email { user.email = try EmailAddress.validate(email) }
         var hash: String?
         if let password {
@@ -258,28 +332,20 @@ public struct AccountService: Sendable {
         return try await users.create(user, passwordHash: hash)
     }
 
-    /// Admin `accounts:update`: disable/enable, revoke (`validSince`), verify email, claims, profile.
+    /// Admin `accounts:update`: disable/enable, revoke (`validSince`, unix seconds), verify
+    /// email, claims, profile. Only the given fields are written; disabling revokes.
     public func adminUpdate(
         tenantId: String?, uid: String, disabled: Bool?, validSince: Int64?, emailVerified: Bool?,
         customAttributes: [String: JSONValue]?, displayName: String?
     ) async throws -> User {
-        guard var user = try await users.find(tenantId: tenantId, uid: uid)?.user else { throw AuthError(.userNotFound) }
-        var revocationChanged = false
-        if let disabled, disabled != user.disabled {
-            user.disabled = disabled
-            revocationChanged = true
-            // Disabling also ends every session (DESIGN.md §1).
-            if disabled { user.validSince = Self.now() }
-        }
-        if let validSince {
-            user.validSince = validSince
-            revocationChanged = true
-        }
-        if let emailVerified { user.emailVerified = emailVerified }
-        if let customAttributes { user.customAttributes = customAttributes }
-        if let displayName { user.displayName = displayName }
-        user = try await users.save(user, passwordHash: nil, revocationChanged: revocationChanged)
-        if revocationChanged { revocation.invalidate(.user(tenantId: tenantId, uid: uid)) }
+        _ = try await tenants.settings(tenantId: tenantId)
+        var update = UserUpdate(disabled: disabled, customAttributes: customAttributes)
+        update.emailVerified = emailVerified
+        if let displayName { update.displayName = .some(try UserProfile.validate(displayName: displayName)) }
+        if let validSince { update.revocation = .at(Timestamp(seconds: validSince)) }
+        UserUpdatePolicy.applyImplications(to: &update, now: Timestamp.now())
+        guard let user = try await users.update(tenantId: tenantId, uid: uid, update) else { throw AuthError(.userNotFound) }
+        if update.changesRevocationState { revocation.forget(tenantId: tenantId, uid: uid) }
         return user
     }
 
@@ -287,13 +353,12 @@ public struct AccountService: Sendable {
     public func adminDelete(tenantId: String?, uid: String) async throws {
         _ = try await tenants.settings(tenantId: tenantId)
         guard try await users.delete(tenantId: tenantId, uid: uid) else { throw AuthError(.userNotFound) }
-        revocation.invalidate(.user(tenantId: tenantId, uid: uid))
+        revocation.forget(tenantId: tenantId, uid: uid)
     }
 
-    /// Admin lookup by uid.
-    public func adminLookup(tenantId: String?, uid: String) async throws -> User {
+    /// Admin lookup by uid: `nil` when there is no such user; any other failure is thrown.
+    public func adminLookup(tenantId: String?, uid: String) async throws -> User? {
         _ = try await tenants.settings(tenantId: tenantId)
-        guard let user = try await users.find(tenantId: tenantId, uid: uid)?.user else { throw AuthError(.userNotFound) }
-        return user
+        return try await users.find(tenantId: tenantId, uid: uid)?.user
     }
 }

@@ -2,6 +2,10 @@ import Foundation
 import Synchronization
 
 /// At most `limit` events per key in a fixed window; a limit of 0 turns it off.
+///
+/// Attempts are counted before the work they guard (a password hash), and taken back
+/// when they turn out not to be failures, so a burst of concurrent guesses gets no more
+/// than `limit` through.
 final class AttemptLimiter: Sendable {
     private struct State {
         var limit: Int
@@ -23,25 +27,30 @@ final class AttemptLimiter: Sendable {
         }
     }
 
-    /// Whether `key` has used up its window.
-    func isExhausted(_ key: String, now: Int64) -> Bool {
+    /// Counts one event for `key` unless its window is used up; returns whether it was counted.
+    ///
+    /// Check and count are one step under the lock: concurrent attempts cannot all pass a
+    /// check made before any of them is counted.
+    func consume(_ key: String, now: Int64) -> Bool {
         state.withLock { state in
-            guard state.limit > 0, let bucket = state.buckets[key], now - bucket.start < state.window else { return false }
-            return bucket.count >= state.limit
+            guard state.limit > 0 else { return true }
+            let window = state.window
+            if state.buckets.count >= Self.capacity { state.buckets = state.buckets.filter { now - $0.value.start < window } }
+            guard let bucket = state.buckets[key], now - bucket.start < window else {
+                state.buckets[key] = (now, 1)
+                return true
+            }
+            guard bucket.count < state.limit else { return false }
+            state.buckets[key] = (bucket.start, bucket.count + 1)
+            return true
         }
     }
 
-    /// Counts one event for `key`.
-    func record(_ key: String, now: Int64) {
+    /// Takes back an event ``consume(_:now:)`` counted (the attempt turned out not to be a failure).
+    func refund(_ key: String, now: Int64) {
         state.withLock { state in
-            guard state.limit > 0 else { return }
-            let window = state.window
-            if state.buckets.count >= Self.capacity { state.buckets = state.buckets.filter { now - $0.value.start < window } }
-            if let bucket = state.buckets[key], now - bucket.start < window {
-                state.buckets[key] = (bucket.start, bucket.count + 1)
-            } else {
-                state.buckets[key] = (now, 1)
-            }
+            guard state.limit > 0, let bucket = state.buckets[key], now - bucket.start < state.window else { return }
+            state.buckets[key] = (bucket.start, max(0, bucket.count - 1))
         }
     }
 }
@@ -59,6 +68,24 @@ public final class AbuseGuard: Sendable {
         accountFailures = AttemptLimiter(limit: limits.failedSignInsPerAccount, windowSeconds: limits.windowSeconds)
         ipFailures = AttemptLimiter(limit: limits.failedSignInsPerIP, windowSeconds: limits.windowSeconds)
         ipSignUps = AttemptLimiter(limit: limits.signUpsPerIP, windowSeconds: limits.windowSeconds)
+    }
+
+    /// Counts a password attempt against the account and the client address before its hash
+    /// is computed; `false` (nothing counted) when either has used up its window.
+    func beginSignIn(account: String, client: String?, now: Int64) -> Bool {
+        guard accountFailures.consume(account, now: now) else { return false }
+        if let client, !ipFailures.consume(client, now: now) {
+            accountFailures.refund(account, now: now)
+            return false
+        }
+        return true
+    }
+
+    /// Takes back an attempt counted by ``beginSignIn(account:client:now:)`` that was not a
+    /// failed guess: the password was right, or it was never checked.
+    func refundSignIn(account: String, client: String?, now: Int64) {
+        accountFailures.refund(account, now: now)
+        if let client { ipFailures.refund(client, now: now) }
     }
 
     /// Applies new limits; counts in the current windows are kept.

@@ -2,10 +2,11 @@ public import Logging
 import PortcullisStore
 public import ServiceLifecycle
 
-/// Scheduled key rotation: every hour, rotates each tenant whose active key is
-/// older than the rotation period. Several instances may run it: the rotation
-/// takes an advisory lock, and a key rotated by one instance is no longer due
-/// for the others.
+/// Scheduled key rotation: every hour, each tenant whose signing key is older than
+/// the rotation period gets its next key published, to sign once verifiers' cached
+/// JWKS have had time to pick it up (``KeyringService/scheduleRotation(tenantId:dueAfterSeconds:)``).
+/// Several instances may run it: the rotation takes an advisory lock and checks
+/// again under it that the key is still due.
 public struct KeyRotationService: Service {
     let keys: SigningKeyRepository
     let keyrings: KeyringService
@@ -42,8 +43,14 @@ public struct KeyRotationService: Service {
         do {
             for tenantId in try await keys.tenantsDueForRotation(maximumAge: Int(period.components.seconds)) {
                 do {
-                    _ = try await keyrings.rotate(tenantId: tenantId, actor: "system")
-                    logger.notice("rotated signing key", metadata: ["tenant": "\(tenantId ?? "(project)")"])
+                    let period = Int(period.components.seconds)
+                    if try await keyrings.scheduleRotation(tenantId: tenantId, dueAfterSeconds: period) {
+                        logger.notice(
+                            "published the next signing key",
+                            metadata: [
+                                "tenant": "\(tenantId ?? "(project)")", "signs_in_seconds": "\(keyrings.rotationLeadSeconds)",
+                            ])
+                    }
                 } catch {
                     logger.error("scheduled key rotation failed", metadata: ["tenant": "\(tenantId ?? "(project)")"])
                 }

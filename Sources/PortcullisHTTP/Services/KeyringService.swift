@@ -4,7 +4,6 @@ public import Logging
 import PortcullisCore
 public import PortcullisCrypto
 public import PortcullisStore
-import Synchronization
 
 /// Per-tenant signing keys: built once per instance, cached, rebuilt on NOTIFY.
 ///
@@ -12,50 +11,87 @@ import Synchronization
 /// users alike); racing instances are serialised by an advisory lock and the
 /// loser adopts the winner's key. Private keys are opened with the master key
 /// only here.
+///
+/// Rotation comes in two kinds. An operator's (``rotate(tenantId:actor:)``) is
+/// immediate: it is what one does after a key leaks. A scheduled one
+/// (``scheduleRotation(tenantId:dueAfterSeconds:)``) publishes the next key in the
+/// JWKS ``rotationLeadSeconds`` (twice the JWKS `max-age`) before it signs, so a
+/// verifier holding a cached JWKS never meets a `kid` it has not seen; every
+/// instance's keyring switches keys at that second by itself.
 public final class KeyringService: InvalidationSubscriber {
     private let keys: SigningKeyRepository
     private let tenants: TenantSettingsCache
     private let masterKey: MasterKey
-    private let cache = Mutex<[String: Keyring]>([:])
+    private let cache = GuardedCache<String, Keyring>(capacity: 1_000_000)
     private let logger: Logger
+    /// The JWKS responses' `max-age`, in seconds.
+    public let jwksMaxAgeSeconds: Int
 
     /// A service over the key table, opening keys with `masterKey`.
-    public init(keys: SigningKeyRepository, tenants: TenantSettingsCache, masterKey: MasterKey, logger: Logger) {
+    public init(
+        keys: SigningKeyRepository, tenants: TenantSettingsCache, masterKey: MasterKey, jwksMaxAgeSeconds: Int = 300,
+        logger: Logger
+    ) {
         self.keys = keys
         self.tenants = tenants
         self.masterKey = masterKey
+        self.jwksMaxAgeSeconds = jwksMaxAgeSeconds
         self.logger = logger
     }
 
+    /// How long a scheduled rotation publishes the next key before it signs.
+    public var rotationLeadSeconds: Int { 2 * jwksMaxAgeSeconds }
+
     /// The tenant's keyring (`nil`: project users), from memory when cached.
     public func keyring(tenantId: String?) async throws -> Keyring {
-        if let cached = cache.withLock({ $0[tenantId ?? ""] }) { return cached }
+        try await cache.value(for: tenantId ?? "") { try await load(tenantId: tenantId) }
+    }
+
+    private func load(tenantId: String?) async throws -> Keyring {
         // The tenant check comes first and is answered from the settings cache (absent tenants
         // included), so tokens naming made-up tenants cost no database round trip.
         let settings = try await tenants.settings(tenantId: tenantId)
         var stored = try await keys.published(tenantId: tenantId)
-        if stored.first?.retireTime != nil || stored.isEmpty {
+        if !stored.contains(where: { $0.retireTime == nil }) {
             try await keys.activate(
                 tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
-                publishRetiredSeconds: 0, onlyIfNone: true, actor: "system")
+                activation: .first, publishRetiredSeconds: 0, actor: "system")
             stored = try await keys.published(tenantId: tenantId)
         }
-        guard let activeRow = stored.first, activeRow.retireTime == nil else { throw AuthError(.internalError) }
-        let opened = try stored.map { try open($0, tenantId: tenantId) }
-        let keyring = try await Keyring(active: opened[0], keys: opened)
-        cache.withLock { $0[tenantId ?? ""] = keyring }
-        return keyring
+        let now = Date()
+        let pending = stored.first { $0.state(at: now) == .pending }
+        guard let active = stored.last(where: { $0.state(at: now) == .active }) ?? stored.last(where: { $0.signsFrom <= now })
+        else { throw AuthError(.internalError) }
+        let opened = try stored.filter { $0.kid != pending?.kid }.map { try open($0, tenantId: tenantId) }
+        return try await Keyring(
+            active: try open(active, tenantId: tenantId), keys: opened,
+            next: try pending.map { (try open($0, tenantId: tenantId), Int64($0.signsFrom.timeIntervalSince1970.rounded(.up))) })
     }
 
     /// Rotates now: a new active key in the tenant's algorithm; the old one stays
-    /// published for the ID-token lifetime plus five minutes of clock skew.
+    /// published for the ID-token lifetime plus five minutes of clock skew. A key a
+    /// scheduled rotation published but has not started signing with is dropped.
     public func rotate(tenantId: String?, actor: String) async throws -> Keyring {
         let settings = try await tenants.settings(tenantId: tenantId)
         try await keys.activate(
             tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
-            publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, onlyIfNone: false, actor: actor)
-        cache.withLock { $0[tenantId ?? ""] = nil }
+            activation: .immediately, publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: actor)
+        cache.invalidate(tenantId ?? "")
         return try await keyring(tenantId: tenantId)
+    }
+
+    /// A scheduled rotation, if the tenant's newest key is older than `dueAfterSeconds`
+    /// (another instance may have rotated it meanwhile): the next key is published now and
+    /// signs ``rotationLeadSeconds`` later. Returns whether it rotated.
+    @discardableResult
+    public func scheduleRotation(tenantId: String?, dueAfterSeconds: Int) async throws -> Bool {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        let rotated = try await keys.activate(
+            tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
+            activation: .scheduled(leadSeconds: rotationLeadSeconds, dueAfterSeconds: dueAfterSeconds),
+            publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: "system")
+        if rotated { cache.invalidate(tenantId ?? "") }
+        return rotated
     }
 
     /// Every key with its state (no private parts), for `GET …/keys`.
@@ -92,13 +128,13 @@ public final class KeyringService: InvalidationSubscriber {
 
     public func invalidate(_ event: InvalidationEvent) {
         switch event {
-        case .signingKeys(let tenantId): cache.withLock { $0[tenantId ?? ""] = nil }
-        case .tenant(let id, let version) where version == 0: cache.withLock { $0[id] = nil }
+        case .signingKeys(let tenantId): cache.invalidate(tenantId ?? "")
+        case .tenant(let id, let version) where version == 0: cache.invalidate(id)
         default: return
         }
     }
 
     public func invalidateAll() {
-        cache.withLock { $0 = [:] }
+        cache.invalidateAll()
     }
 }

@@ -1,6 +1,5 @@
 import PortcullisCore
 public import PortcullisStore
-import Synchronization
 
 /// Each instance's copy of users' revocation state (`validSince`, `disabled`),
 /// for `checkRevoked` and end-user endpoints; dropped per user by NOTIFY.
@@ -10,9 +9,14 @@ public final class RevocationCache: InvalidationSubscriber {
         let uid: String
     }
 
+    /// What `checkRevoked` needs of a user; `nil` in the cache: the user does not exist.
+    private struct State {
+        let validSince: Timestamp
+        let disabled: Bool
+    }
+
     private let users: UserRepository
-    private let entries = Mutex<[Key: (validSince: Int64, disabled: Bool)?]>([:])
-    static let capacity = 100_000
+    private let entries = GuardedCache<Key, State?>(capacity: 100_000)
 
     /// A cache in front of the user table.
     public init(users: UserRepository) {
@@ -22,31 +26,27 @@ public final class RevocationCache: InvalidationSubscriber {
     /// `TOKEN_EXPIRED` when the session started before the user's `validSince`,
     /// `USER_DISABLED` for disabled users, `USER_NOT_FOUND` when deleted.
     public func check(tenantId: String?, uid: String, authTime: Int64) async throws {
-        let key = Key(tenant: tenantId ?? "", uid: uid)
-        let state: (validSince: Int64, disabled: Bool)?
-        if let cached = entries.withLock({ $0[key] }) {
-            state = cached
-        } else {
-            state = try await users.revocationState(tenantId: tenantId, uid: uid)
-            entries.withLock { entries in
-                if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-                entries[key] = .some(state)
-            }
+        let state = try await entries.value(for: Key(tenant: tenantId ?? "", uid: uid)) {
+            try await users.revocationState(tenantId: tenantId, uid: uid).map { State(validSince: $0.validSince, disabled: $0.disabled) }
         }
         guard let state else { throw AuthError(.userNotFound) }
         try SessionPolicy.requireLive(authTime: authTime, validSince: state.validSince, disabled: state.disabled)
     }
 
+    /// Forgets a user this instance just changed (its own NOTIFY follows).
+    public func forget(tenantId: String?, uid: String) {
+        entries.invalidate(Key(tenant: tenantId ?? "", uid: uid))
+    }
+
     public func invalidate(_ event: InvalidationEvent) {
         switch event {
-        case .user(let tenantId, let uid): entries.withLock { $0[Key(tenant: tenantId ?? "", uid: uid)] = nil }
-        case .tenant(let id, let version) where version == 0:
-            entries.withLock { $0 = $0.filter { $0.key.tenant != id } }
+        case .user(let tenantId, let uid): forget(tenantId: tenantId, uid: uid)
+        case .tenant(let id, let version) where version == 0: entries.invalidate { $0.tenant == id }
         default: return
         }
     }
 
     public func invalidateAll() {
-        entries.withLock { $0.removeAll() }
+        entries.invalidateAll()
     }
 }

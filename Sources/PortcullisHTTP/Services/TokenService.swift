@@ -42,31 +42,46 @@ public struct TokenService: Sendable {
         tenantId.map { "\(publicURL)/\(projectId)/tenants/\($0)" } ?? "\(publicURL)/\(projectId)"
     }
 
-    /// Signs an ID token for `user`.
+    /// Signs an ID token for `user`. `iat` is never before `authTime`.
     public func mintIDToken(
         for user: User, authTime: Int64, signInProvider: String, now: Int64
     ) async throws -> (token: String, lifetime: Int) {
         let settings = try await tenants.settings(tenantId: user.tenantId)
+        let issuedAt = max(now, authTime)
         let claims = IDTokenClaims(
-            issuer: issuer(tenantId: user.tenantId), audience: projectId, subject: user.uid, issuedAt: now,
-            expiresAt: now + Int64(settings.idTokenLifetimeSeconds), authTime: authTime, email: user.email,
+            issuer: issuer(tenantId: user.tenantId), audience: projectId, subject: user.uid, issuedAt: issuedAt,
+            expiresAt: issuedAt + Int64(settings.idTokenLifetimeSeconds), authTime: authTime, email: user.email,
             emailVerified: user.email.map { _ in user.emailVerified }, name: user.displayName, picture: user.photoURL,
             signInProvider: signInProvider, identities: user.identities, tenantId: user.tenantId,
             customClaims: user.customAttributes)
         let keyring = try await keyrings.keyring(tenantId: user.tenantId)
-        return (try keyring.sign(claims.json), settings.idTokenLifetimeSeconds)
+        return (try keyring.sign(claims.json, now: issuedAt), settings.idTokenLifetimeSeconds)
     }
 
     /// A new session after a sign-in: a fresh `auth_time` and a new refresh-token family.
-    /// The sign-in is recorded on the user in the same statement (with `upgradedPasswordHash`, if any).
+    ///
+    /// The sign-in is recorded on the user in the same statement (with `upgradedPasswordHash`,
+    /// if any), under the user's row lock; the ID token is signed after it, with the session's
+    /// start as `auth_time`.
+    ///
+    /// - Parameter provenPassword: for a password sign-in, the email and hash it proved,
+    ///   which must still be the user's.
+    /// - Returns: `nil` when the user no longer qualifies: deleted, disabled, or (with
+    ///   `provenPassword`) its email or password changed since they were checked.
     public func startSession(
-        for user: User, signInProvider: String, now: Int64, upgradedPasswordHash: String? = nil
-    ) async throws -> SessionTokens {
-        let (idToken, lifetime) = try await mintIDToken(for: user, authTime: now, signInProvider: signInProvider, now: now)
+        for user: User, signInProvider: String, now: Timestamp, provenPassword: (email: String, hash: String)? = nil,
+        upgradedPasswordHash: String? = nil
+    ) async throws -> SessionTokens? {
         let refresh = RefreshToken.startSession(tenantId: user.tenantId)
-        try await sessions.start(
-            tenantId: user.tenantId, sessionId: refresh.sessionId, tokenHash: refresh.secretHash, uid: user.uid, now: now,
-            signInProvider: signInProvider, upgradedPasswordHash: upgradedPasswordHash)
+        guard
+            let started = try await sessions.start(
+                SessionStart(
+                    tenantId: user.tenantId, uid: user.uid, sessionId: refresh.sessionId, tokenHash: refresh.secretHash,
+                    signInProvider: signInProvider, now: now, provenPassword: provenPassword,
+                    upgradedPasswordHash: upgradedPasswordHash))
+        else { return nil }
+        let (idToken, lifetime) = try await mintIDToken(
+            for: user, authTime: started.seconds, signInProvider: signInProvider, now: now.seconds)
         return SessionTokens(idToken: idToken, refreshToken: refresh.string, expiresIn: lifetime)
     }
 
@@ -100,8 +115,10 @@ public struct TokenService: Sendable {
         if let cached = verified.claims(of: fingerprint) {
             claims = cached
         } else {
+            // Taken before the keys are read: a key change during verification keeps the result out.
+            let generation = verified.generation
             claims = try await verifySignatureAndIssuer(token, now: now)
-            verified.remember(fingerprint, claims)
+            verified.remember(fingerprint, claims, ifGeneration: generation)
         }
         guard claims.expiresAt > now else { throw AuthError(.tokenExpired) }
         return claims

@@ -17,6 +17,8 @@ public final class VerifiedTokenCache: InvalidationSubscriber {
     private struct Generations {
         var current: [TokenFingerprint: IDTokenClaims] = [:]
         var previous: [TokenFingerprint: IDTokenClaims] = [:]
+        /// Bumped by every invalidation (see ``GuardedCache``).
+        var invalidations: UInt64 = 0
     }
 
     private let generations = Mutex(Generations())
@@ -37,9 +39,17 @@ public final class VerifiedTokenCache: InvalidationSubscriber {
         }
     }
 
-    /// Records a token whose signature and claims just verified.
-    func remember(_ token: TokenFingerprint, _ claims: IDTokenClaims) {
-        generations.withLock { Self.insert(token, claims, into: &$0, capacity: capacity) }
+    /// A stamp to take before verifying a token, for ``remember(_:_:ifGeneration:)``.
+    var generation: UInt64 { generations.withLock { $0.invalidations } }
+
+    /// Records a token whose signature and claims just verified, unless the keys changed
+    /// (an invalidation) since `generation` was taken: the verification may have used
+    /// keys that are gone now.
+    func remember(_ token: TokenFingerprint, _ claims: IDTokenClaims, ifGeneration generation: UInt64) {
+        generations.withLock { generations in
+            guard generations.invalidations == generation else { return }
+            Self.insert(token, claims, into: &generations, capacity: capacity)
+        }
     }
 
     private static func insert(_ token: TokenFingerprint, _ claims: IDTokenClaims, into generations: inout Generations, capacity: Int) {
@@ -58,6 +68,6 @@ public final class VerifiedTokenCache: InvalidationSubscriber {
     }
 
     public func invalidateAll() {
-        generations.withLock { $0 = Generations() }
+        generations.withLock { $0 = Generations(invalidations: $0.invalidations &+ 1) }
     }
 }

@@ -1,0 +1,65 @@
+import Synchronization
+
+/// An in-memory cache whose fills cannot bring back what an invalidation dropped.
+///
+/// A miss loads outside the lock (from PostgreSQL, usually). If an invalidation
+/// lands while that load is in flight, the loaded value may predate it, and storing
+/// it would undo the invalidation until the next one. Every invalidation therefore
+/// bumps a generation, and a fill is stored only if no invalidation happened since
+/// the load began; the caller still gets the value it loaded.
+public final class GuardedCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private struct State {
+        var entries: [Key: Value] = [:]
+        var generation: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private let capacity: Int
+
+    /// A cache holding at most `capacity` entries (emptied when full: entries are cheap to reload).
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// The cached value, if any.
+    public func cached(_ key: Key) -> Value? {
+        state.withLock { $0.entries[key] }
+    }
+
+    /// The cached value, or `load`'s, stored unless an invalidation happened meanwhile.
+    public func value(for key: Key, load: () async throws -> Value) async throws -> Value {
+        let (cached, generation) = state.withLock { ($0.entries[key], $0.generation) }
+        if let cached { return cached }
+        let loaded = try await load()
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
+            state.entries[key] = loaded
+        }
+        return loaded
+    }
+
+    /// Drops `key`'s entry, and makes loads in flight not store theirs.
+    public func invalidate(_ key: Key) {
+        state.withLock { state in
+            state.generation &+= 1
+            state.entries[key] = nil
+        }
+    }
+
+    /// Drops every entry matching `predicate`, and makes loads in flight not store theirs.
+    public func invalidate(where predicate: (Key) -> Bool) {
+        state.withLock { state in
+            state.generation &+= 1
+            state.entries = state.entries.filter { !predicate($0.key) }
+        }
+    }
+
+    /// Drops everything, and makes loads in flight not store theirs.
+    public func invalidateAll() {
+        state.withLock { state in
+            state.generation &+= 1
+            state.entries.removeAll()
+        }
+    }
+}
