@@ -60,6 +60,8 @@ func withDatabase<Result: Sendable>(
     var databaseSettings = settings.database
     databaseSettings.maximumConnections = min(databaseSettings.maximumConnections, 2)
     let database = Database(settings: databaseSettings, logger: poolLogger)
+    // Fails in seconds, naming the server, where the pool would wait a minute for its circuit breaker.
+    try await database.probe()
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await database.run() }
         defer { group.cancelAll() }

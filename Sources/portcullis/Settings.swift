@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import Logging
+import PortcullisCore
 import PortcullisCrypto
 import PortcullisHTTP
 import PortcullisStore
@@ -34,6 +35,9 @@ struct Settings: Sendable, Equatable {
     var masterKey: MasterKeySetting?
     var limits = AbuseLimits()
     var keyRotationDays = 30
+    var trustedProxies: [IPNetwork] = []
+    var idleTimeoutSeconds = 75
+    var requestTimeoutSeconds = 30
 
     /// The settings a running daemon can change on SIGHUP.
     var reloadable: [String: String] {
@@ -52,7 +56,9 @@ struct Settings: Sendable, Equatable {
             return ServerConfiguration(
             projectId: projectId, publicURL: publicURL, host: listenHost, port: listenPort, database: database,
             apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey.key,
-                abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400))
+                abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
+                trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
+                requestTimeout: .seconds(requestTimeoutSeconds))
         }
     }
 }
@@ -163,6 +169,14 @@ struct SettingsLoader {
             return value
         }
 
+        /// A YAML list, or a comma-separated string (environment variables, flags).
+        func list(_ key: String) -> [String] {
+            (config.stringArray(forKey: ConfigKey(key.split(separator: ".").map(String.init))) ?? string(key).map { [$0] } ?? [])
+                .flatMap { $0.split(separator: ",") }
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        }
+
         let host = string("listen.host") ?? "127.0.0.1"
         let port = try int("listen.port", default: 8080, range: 0...65535)
         guard let projectId = string("project_id") else {
@@ -177,10 +191,11 @@ struct SettingsLoader {
             throw SettingsError(key: "public_url", reason: "must be an http(s) URL")
         }
         let maxConnections = try int("database.max_connections", default: 20, range: 1...1000)
-        let database: DatabaseSettings
+        var database: DatabaseSettings
         if let databaseURL = string("database.url") {
             guard let parsed = DatabaseSettings(url: databaseURL, maximumConnections: maxConnections) else {
-                throw SettingsError(key: "database.url", reason: "must be postgres://user[:password]@host[:port]/name")
+                throw SettingsError(
+                    key: "database.url", reason: "must be postgres://user[:password]@host[:port]/name[?sslmode=disable|prefer|require]")
             }
             database = parsed
         } else {
@@ -201,10 +216,20 @@ struct SettingsLoader {
                 host: dbHost, port: try int("database.port", default: 5432, range: 1...65535), user: user,
                 password: password, database: string("database.name") ?? user, maximumConnections: maxConnections)
         }
-        let apiKeys = (config.stringArray(forKey: "api_keys") ?? string("api_keys").map { [$0] } ?? [])
-            .flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
+        if let tls = string("database.tls") {
+            guard let mode = DatabaseSettings.TLSMode(setting: tls) else {
+                throw SettingsError(key: "database.tls", reason: "must be disable, prefer or require")
+            }
+            database.tlsMode = mode
+        }
+        var trustedProxies: [IPNetwork] = []
+        for entry in list("trusted_proxies") {
+            guard let network = IPNetwork(entry) else {
+                throw SettingsError(key: "trusted_proxies", reason: "\(entry) is not an address or CIDR network")
+            }
+            trustedProxies.append(network)
+        }
+        let apiKeys = list("api_keys")
         let levelText = string("log.level") ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw SettingsError(
@@ -225,6 +250,9 @@ struct SettingsLoader {
             cacheRefreshSeconds: try int("cache.refresh_seconds", default: 60, range: 1...86_400),
             masterKey: requiresMasterKey
                 ? try masterKey(file: string("master_key.file"), variable: string("master_key.env")) : nil,
-            limits: limits, keyRotationDays: try int("keys.rotation_days", default: 30, range: 1...3650))
+            limits: limits, keyRotationDays: try int("keys.rotation_days", default: 30, range: 1...3650),
+            trustedProxies: trustedProxies,
+            idleTimeoutSeconds: try int("listen.idle_timeout_seconds", default: 75, range: 1...3600),
+            requestTimeoutSeconds: try int("listen.request_timeout_seconds", default: 30, range: 1...3600))
     }
 }

@@ -24,12 +24,30 @@ struct DaemonTests {
         (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], [:], "master_key"),
         (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_MASTER_KEY_FILE": "/nonexistent"], "master_key.file"),
         (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_MASTER_KEY_ENV": "MK", "MK": "short"], "master_key.env"),
+        (["migrate", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_DATABASE_TLS": "sometimes"], "database.tls"),
+        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_TRUSTED_PROXIES": "10.0.0.0/8, 10.1.0.0/99"], "trusted_proxies"),
+        (["migrate", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_LISTEN_IDLE_TIMEOUT_SECONDS": "0"], "listen.idle_timeout_seconds"),
     ])
     func configErrors(arguments: [String], environment: [String: String], key: String) async throws {
         let result = try await DaemonProcess.run(arguments, environment: environment)
         #expect(result.status == 78, "stderr: \(result.stderr)")
         #expect(result.stderr.contains(key), "stderr: \(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "one clear line: \(result.stderr)")
+    }
+
+    @Test("an unreachable database, or one without the TLS that database.tls requires, fails in seconds naming the server")
+    func unreachableDatabaseFailsFast() async throws {
+        let settings = try await TestDatabase.create()
+        let started = ContinuousClock.now
+        let withoutTLS = try await DaemonProcess.run(
+            ["migrate", "--project-id", "p", "--database-url", Self.url(settings)], environment: ["PORTCULLIS_DATABASE_TLS": "require"])
+        #expect(withoutTLS.status != 0)
+        #expect(withoutTLS.stderr.contains("\(settings.host):\(settings.port)") && withoutTLS.stderr.contains("TLS"), "\(withoutTLS.stderr)")
+        let nobody = try await DaemonProcess.run(["migrate", "--project-id", "p", "--database-url", "postgres://u:pw-secret@127.0.0.1:1/d"])
+        #expect(nobody.status != 0)
+        #expect(nobody.stderr.contains("cannot connect to PostgreSQL at 127.0.0.1:1"), "\(nobody.stderr)")
+        #expect(!nobody.stderr.contains("pw-secret"))
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test("flags override the environment, which overrides the file")

@@ -1,5 +1,6 @@
 import PortcullisCore
 @testable import PortcullisCrypto
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -38,6 +39,34 @@ struct PasswordHasherTests {
             let truncated = "$\(fields[0])$\(fields[1])$\(fields[2])$\(Base64URL.encode(Array(digest.prefix(length))))"
             #expect(!hasher.verify("correct horse", against: truncated), "digest of \(length) bytes")
         }
+    }
+
+    @Test("a full hashing pool refuses more work at once instead of queueing it")
+    func boundedPool() async throws {
+        let pool = HashingPool(threads: 1, maximumPending: 2)
+        let finished = Counter()
+        let outcomes = await withTaskGroup(of: (refused: Bool, finishedBefore: Int).self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    do {
+                        try await pool.run {
+                            usleep(300_000)
+                            finished.value.add(1, ordering: .relaxed)
+                        }
+                        return (false, 0)
+                    } catch {
+                        return (error is HashingPool.Saturated, finished.value.load(ordering: .relaxed))
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let refused = outcomes.filter(\.refused)
+        #expect(refused.count == 8, "\(outcomes)")
+        // Refused while the accepted work was still running: nobody waited for a slot.
+        #expect(refused.allSatisfy { $0.finishedBefore == 0 })
+        // Once work drains, the pool accepts again.
+        #expect(try await pool.run { 42 } == 42)
     }
 
     @Test("the hashing pool runs work off the caller and returns its result")
@@ -97,3 +126,7 @@ struct PasswordHasherTests {
 }
 
 struct HashFormatError: Error {}
+
+final class Counter: Sendable {
+    let value = Atomic<Int>(0)
+}

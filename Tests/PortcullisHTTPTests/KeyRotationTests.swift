@@ -23,22 +23,67 @@ struct KeyRotationTests {
         return Set(keys.compactMap { if case .string(let kid)? = $0.value(at: ["kid"]) { kid } else { nil } })
     }
 
+    static func rotation(_ gateway: TestGateway) -> KeyRotationService {
+        KeyRotationService(
+            keys: SigningKeyRepository(database: gateway.server.database, logger: TestDatabase.logger),
+            keyrings: gateway.server.tokens.keyrings, period: .zero, logger: TestDatabase.logger)
+    }
+
+    static func keyStates(_ gateway: TestGateway, tenant: String) async throws -> [String: String] {
+        let keys = try await gateway.send(.get, "\(gateway.tenants)/\(tenant)/keys").json()
+        guard case .array(let listed)? = keys.value(at: ["keys"]) else { return [:] }
+        var states: [String: String] = [:]
+        for key in listed {
+            if case .string(let kid)? = key.value(at: ["kid"]), case .string(let state)? = key.value(at: ["state"]) { states[kid] = state }
+        }
+        return states
+    }
+
     @Test("a scheduled rotation publishes the next key in the JWKS before it signs anything")
     func scheduledRotationPublishesAhead() async throws {
-        try await TestGateway.run { gateway in
+        // The next key signs 4 s after it is published.
+        try await TestGateway.run(configure: { $0.jwksMaxAgeSeconds = 2 }) { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"rot","allowPasswordSignup":true}"#)
             let first = try await gateway.signUp("rot@example.com", tenant: tenant)
             let oldKid = try Self.kid(first.idToken)
-            let rotation = KeyRotationService(
-                keys: SigningKeyRepository(database: gateway.server.database, logger: TestDatabase.logger),
-                keyrings: gateway.server.tokens.keyrings, period: .zero, logger: TestDatabase.logger)
-            await rotation.rotateDueKeys()
+            let published = Date()
+            await Self.rotation(gateway).rotateDueKeys()
 
-            let published = try await Self.publishedKids(gateway, tenant: tenant)
-            #expect(published.count == 2 && published.contains(oldKid))
+            let kids = try await Self.publishedKids(gateway, tenant: tenant)
+            #expect(kids.count == 2 && kids.contains(oldKid))
+            guard let newKid = kids.subtracting([oldKid]).first else { throw TestSetupError("no new key") }
+            #expect(try await Self.keyStates(gateway, tenant: tenant) == [oldKid: "ACTIVE", newKid: "PENDING"])
             // Verifiers holding the JWKS from before the rotation still know the signing key.
             let next = try await gateway.signIn("rot@example.com", tenant: tenant)
-            #expect(try Self.kid(next.idToken) == oldKid)
+            if Date().timeIntervalSince(published) < 3 { #expect(try Self.kid(next.idToken) == oldKid) }
+
+            // Once the lead has passed, this instance's cached keyring switches by itself.
+            let switched = try await eventually(within: .seconds(10)) {
+                try Self.kid(try await gateway.signIn("rot@example.com", tenant: tenant).idToken) == newKid
+            }
+            #expect(switched != nil)
+            #expect(try await Self.keyStates(gateway, tenant: tenant) == [oldKid: "RETIRED", newKid: "ACTIVE"])
+            // Tokens the old key signed still verify: it stays published.
+            #expect(try await gateway.endUser("accounts:lookup", ["idToken": .string(first.idToken)], tenant: tenant).status == .ok)
+        }
+    }
+
+    @Test("an operator's rotation is immediate, and replaces a key a scheduled rotation had only published")
+    func immediateRotationSupersedesPending() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"leak","allowPasswordSignup":true}"#)
+            let first = try await gateway.signUp("leak@example.com", tenant: tenant)
+            let oldKid = try Self.kid(first.idToken)
+            await Self.rotation(gateway).rotateDueKeys()
+            let pending = try await Self.publishedKids(gateway, tenant: tenant).subtracting([oldKid])
+            #expect(pending.count == 1)
+
+            let rotated = try await gateway.send(.post, "\(gateway.tenants)/\(tenant)/keys:rotate").json()
+            guard case .string(let leakKid)? = rotated.value(at: ["kid"]) else { throw TestSetupError("no kid") }
+            #expect(!pending.contains(leakKid) && leakKid != oldKid)
+            #expect(try Self.kid(try await gateway.signIn("leak@example.com", tenant: tenant).idToken) == leakKid)
+            let kids = try await Self.publishedKids(gateway, tenant: tenant)
+            #expect(kids == [oldKid, leakKid], "the never-used pending key is withdrawn")
         }
     }
 }

@@ -22,19 +22,28 @@ struct TestGateway {
     /// One master key for the test process, so instances on one database open each other's keys.
     static let masterKey = MasterKey.generate()
 
-    static func make(settings: DatabaseSettings) throws -> PortcullisServer {
-        try PortcullisServer(
-            configuration: ServerConfiguration(
-                projectId: projectId, publicURL: "http://localhost", database: settings,
-                apiKeys: [apiKey], cacheRefreshInterval: .seconds(3600), masterKey: masterKey,
-                passwordHashing: .init(logN: 10, r: 8, p: 1)),
-            logger: TestDatabase.logger)
+    static func make(
+        settings: DatabaseSettings, configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws -> PortcullisServer {
+        var configuration = ServerConfiguration(
+            projectId: projectId, publicURL: "http://localhost", database: settings,
+            apiKeys: [apiKey], cacheRefreshInterval: .seconds(3600), masterKey: masterKey,
+            passwordHashing: .init(logN: 10, r: 8, p: 1))
+        configure(&configuration)
+        return try PortcullisServer(configuration: configuration, logger: TestDatabase.logger)
     }
 
-    /// Runs `body` against a gateway on a new database.
-    static func run(_ body: @Sendable (TestGateway) async throws -> Void) async throws {
-        let server = try make(settings: try await TestDatabase.create())
-        try await server.application.test(.router) { client in
+    /// Runs `body` against a gateway on a new database, through the router, or with
+    /// `live`, through a real socket on a free port.
+    static func run(
+        live: Bool = false, configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable (TestGateway) async throws -> Void
+    ) async throws {
+        let server = try make(settings: try await TestDatabase.create()) {
+            if live { $0.port = 0 }
+            configure(&$0)
+        }
+        try await server.application.test(live ? .live : .router) { client in
             let (_, secret) = try await server.adminKeys.create(displayName: "test", scope: .project, actor: "test")
             try await body(TestGateway(server: server, client: client, projectKey: secret))
         }

@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PortcullisCore
+import PortcullisHTTP
+import PortcullisTestSupport
+import Testing
+
+/// What a client's connection can and cannot do: who it counts as, how long it may hold on.
+@Suite("Client connections")
+struct ClientConnectionTests {
+    /// A failed sign-in as the client `forwardedFor` says it is.
+    static func failedSignIn(_ gateway: TestGateway, tenant: String, as forwardedFor: String) async throws -> String? {
+        try await gateway.client.execute(
+            uri: "/v1/accounts:signInWithPassword?key=\(TestGateway.apiKey)", method: .post,
+            headers: [.contentType: "application/json", HTTPField.Name("X-Forwarded-For")!: forwardedFor],
+            body: ByteBuffer(string: #"{"email":"nobody@example.com","password":"guess123","tenantId":"\#(tenant)"}"#)
+        ).errorMessage
+    }
+
+    static func limitedPerIP(_ configuration: inout ServerConfiguration) {
+        configuration.abuseGuard = AbuseGuard(
+            limits: AbuseLimits(failedSignInsPerAccount: 1000, failedSignInsPerIP: 3, signUpsPerIP: 1000, windowSeconds: 900))
+    }
+
+    @Test("behind a trusted proxy, per-IP limits count the forwarded client; IPv6 clients by /64")
+    func trustedProxyForwardsClient() async throws {
+        try await TestGateway.run(live: true, configure: {
+            Self.limitedPerIP(&$0)
+            $0.trustedProxies = [IPNetwork("127.0.0.0/8")!]
+        }) { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"xff","allowPasswordSignup":true}"#)
+            for _ in 0..<3 {
+                #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "198.51.100.7") == "EMAIL_NOT_FOUND")
+            }
+            #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "198.51.100.7") == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            // Another client behind the same proxy is not locked out by the first.
+            #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "198.51.100.8") == "EMAIL_NOT_FOUND")
+            // A client cannot choose its address by writing the header itself: the proxy's hop wins.
+            #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "203.0.113.1, 198.51.100.7") == "TOO_MANY_ATTEMPTS_TRY_LATER")
+
+            for suffix in ["1", "2", "3"] {
+                #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "2001:db8:1:2::\(suffix)") == "EMAIL_NOT_FOUND")
+            }
+            #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "2001:db8:1:2:ffff::9") == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "2001:db8:1:3::1") == "EMAIL_NOT_FOUND")
+        }
+    }
+
+    @Test("without trusted proxies X-Forwarded-For is ignored: every request counts against the TCP peer")
+    func untrustedHeaderIgnored() async throws {
+        try await TestGateway.run(live: true, configure: Self.limitedPerIP) { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"noxff","allowPasswordSignup":true}"#)
+            for index in 0..<3 {
+                #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "198.51.100.\(index)") == "EMAIL_NOT_FOUND")
+            }
+            #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "198.51.100.99") == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        }
+    }
+
+    @Test("a client that sends a request head too slowly, or trickles its body, is disconnected")
+    func slowClientsAreDisconnected() async throws {
+        try await TestGateway.run(live: true, configure: {
+            $0.idleTimeout = .seconds(1)
+            $0.requestTimeout = .seconds(2)
+        }) { gateway in
+            guard let port = gateway.client.port else { throw TestSetupError("no port") }
+            // Half a request head, then nothing: the idle timeout closes it.
+            let silent = try RawConnection(port: port)
+            try silent.send("POST /v1/accounts:signUp?key=\(TestGateway.apiKey) HTTP/1.1\r\nHost: x\r\n")
+            #expect(silent.waitForClose(within: .seconds(5)))
+
+            // A complete head, then one body byte every 300 ms: each byte resets the idle timer,
+            // but the whole request must arrive within the request timeout.
+            let trickle = try RawConnection(port: port)
+            try trickle.send(
+                "POST /v1/accounts:signUp?key=\(TestGateway.apiKey) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+            var sent = 0
+            while sent < 30, (try? trickle.send(" ")) != nil, !trickle.waitForClose(within: .milliseconds(300)) { sent += 1 }
+            #expect(sent < 30, "the connection outlived 30 body bytes over 9 s")
+            #expect(sent >= 2, "closed after \(sent) bytes: the idle timeout, not the request timeout, fired")
+
+            // A well-behaved client is unaffected.
+            let prompt = try RawConnection(port: port)
+            try prompt.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(prompt.readUntilClosed(within: .seconds(5)).hasPrefix("HTTP/1.1 200"))
+        }
+    }
+}
+
+/// A blocking TCP connection to the gateway, byte by byte, as a slow client would use it.
+final class RawConnection {
+    private let descriptor: Int32
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard descriptor >= 0, connected == 0 else { throw TestSetupError("cannot connect to 127.0.0.1:\(port)") }
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        guard Glibc.send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
+            throw TestSetupError("send failed")
+        }
+    }
+
+    /// Whether the server closes the connection within `timeout` (reading and discarding whatever it sends).
+    func waitForClose(within timeout: Duration) -> Bool {
+        var ignored: [UInt8] = []
+        return read(into: &ignored, within: timeout)
+    }
+
+    /// What the server sends until it closes the connection (or `timeout` passes).
+    func readUntilClosed(within timeout: Duration) -> String {
+        var received: [UInt8] = []
+        _ = read(into: &received, within: timeout)
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    private func read(into received: inout [UInt8], within timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while ContinuousClock.now < deadline {
+            var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let remaining = deadline - ContinuousClock.now
+            let milliseconds = Int32(max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            guard poll(&descriptorSet, 1, milliseconds) > 0 else { continue }
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { return true }
+            received += buffer.prefix(count)
+        }
+        return false
+    }
+}

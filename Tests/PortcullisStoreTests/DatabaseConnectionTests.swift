@@ -1,0 +1,95 @@
+import Foundation
+import PortcullisStore
+import PortcullisTestSupport
+import Testing
+
+@Suite("Reaching PostgreSQL")
+struct DatabaseConnectionTests {
+    @Test("database.tls require refuses a server without TLS, within seconds and naming it; disable connects")
+    func tlsRequired() async throws {
+        var settings = try await TestDatabase.create()
+        settings.tlsMode = .require
+        let started = ContinuousClock.now
+        let error = await #expect(throws: DatabaseUnreachable.self) {
+            try await Database(settings: settings, logger: TestDatabase.logger).probe()
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(error?.description.contains("\(settings.host):\(settings.port)") == true)
+        #expect(error?.description.contains("TLS") == true, "\(error?.description ?? "")")
+        settings.tlsMode = .disable
+        try await Database(settings: settings, logger: TestDatabase.logger).probe()
+    }
+
+    @Test("an unreachable server is reported with its address, never its password")
+    func unreachable() async throws {
+        var settings = try await TestDatabase.create()
+        settings.port = 1  // nothing listens there
+        settings.password = "s3cret-password"
+        let error = await #expect(throws: DatabaseUnreachable.self) {
+            try await Database(settings: settings, logger: TestDatabase.logger).probe()
+        }
+        #expect(error?.description.hasPrefix("cannot connect to PostgreSQL at \(settings.host):1") == true, "\(error?.description ?? "")")
+        #expect(error?.description.contains("s3cret") == false)
+    }
+
+    @Test("TLS modes from database.tls and from a URL's sslmode; loopback defaults to disable, other hosts to prefer")
+    func tlsModes() throws {
+        #expect(DatabaseSettings(url: "postgres://u@db.example.com/app")?.effectiveTLSMode == .prefer)
+        #expect(DatabaseSettings(url: "postgres://u@127.0.0.1/app")?.effectiveTLSMode == .disable)
+        #expect(DatabaseSettings(url: "postgres://u@db.example.com/app?sslmode=require")?.effectiveTLSMode == .require)
+        #expect(DatabaseSettings(url: "postgres://u@db.example.com/app?sslmode=verify-full")?.effectiveTLSMode == .require)
+        #expect(DatabaseSettings(url: "postgres://u@127.0.0.1/app?sslmode=prefer")?.effectiveTLSMode == .prefer)
+        #expect(DatabaseSettings(url: "postgres://u@db.example.com/app?sslmode=sometimes") == nil)
+        #expect(DatabaseSettings.TLSMode(setting: "REQUIRE") == .require)
+        #expect(DatabaseSettings.TLSMode(setting: "yes") == nil)
+    }
+}
+
+@Suite("Guarded caches")
+struct GuardedCacheTests {
+    /// A load that waits until the test lets it finish.
+    actor Gate {
+        private var waiting: CheckedContinuation<Void, Never>?
+        private var opened = false
+        private var started: CheckedContinuation<Void, Never>?
+        private var hasStarted = false
+
+        func pass() async {
+            hasStarted = true
+            started?.resume()
+            if opened { return }
+            await withCheckedContinuation { waiting = $0 }
+        }
+
+        func untilStarted() async {
+            if hasStarted { return }
+            await withCheckedContinuation { started = $0 }
+        }
+
+        func open() {
+            opened = true
+            waiting?.resume()
+        }
+    }
+
+    @Test("a load in flight when an invalidation lands is returned but not stored")
+    func invalidationWinsOverLoadInFlight() async throws {
+        let cache = GuardedCache<String, Int>(capacity: 10)
+        let gate = Gate()
+        async let stale = cache.value(for: "k") {
+            await gate.pass()
+            return 1  // read before the change the invalidation announces
+        }
+        await gate.untilStarted()
+        cache.invalidate("k")
+        await gate.open()
+        #expect(try await stale == 1)
+        #expect(cache.cached("k") == nil)
+        // The next read loads again, and its value is kept.
+        #expect(try await cache.value(for: "k") { 2 } == 2)
+        #expect(cache.cached("k") == 2)
+        #expect(try await cache.value(for: "k") { 3 } == 2)
+        cache.invalidate { $0 == "k" }
+        #expect(cache.cached("k") == nil)
+    }
+}
