@@ -109,6 +109,7 @@ public final class Database: Sendable {
             } catch {
                 result = .failure(error)
             }
+            // Closing a connection we are done with cannot change the answer.
             try? await connection.close()
             try result.get()
         } catch {

@@ -29,6 +29,8 @@ public struct Migrator: Sendable {
                 try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 return applied
             } catch {
+                // Best effort: the migration's own error is the one to report, and the lock is
+                // released with the session anyway if this fails too.
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 throw error
             }
@@ -75,7 +77,8 @@ public struct Migrator: Sendable {
         }
     }
 
-    /// Whether every known migration has been applied (what `/readyz` checks).
+    /// Whether every known migration has been applied (what `/readyz` checks). A database
+    /// that cannot be asked is not ready either: `false`, which `/readyz` answers with 503.
     public func isCurrent() async -> Bool {
         (try? await currentVersion()) == Migration.latestVersion
     }

@@ -38,8 +38,17 @@ struct DevCommand: AsyncParsableCommand {
             let service = TenantsCommand.service(database, settings, logger)
             let known = try? String(contentsOfFile: path("demo-tenant"), encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
+            // Only "no such tenant" means a new demo tenant; any other failure stops the command.
+            var existing: Tenant?
+            if let known {
+                do {
+                    existing = try await service.get(id: known)
+                } catch let error as AuthError where error.code == .tenantNotFound {
+                    existing = nil
+                }
+            }
             let tenant: Tenant
-            if let known, let existing = try? await service.get(id: known) {
+            if let existing {
                 tenant = existing
             } else {
                 tenant = try await service.create(

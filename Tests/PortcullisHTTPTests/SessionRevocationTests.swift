@@ -88,6 +88,59 @@ struct SessionRevocationTests {
         }
     }
 
+    @Test("sign-ins with the old password racing a password change never leave a live session behind")
+    func oldPasswordSignInsRacePasswordChange() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await Self.passwordTenant(gateway)
+            for round in 0..<3 {
+                let email = "changer\(round)@example.com"
+                let owner = try await gateway.signUp(email, tenant: tenant)
+                let refreshTokens = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for _ in 0..<20 {
+                        group.addTask {
+                            let response = try await gateway.endUser(
+                                "accounts:signInWithPassword", ["email": .string(email), "password": "correct horse"], tenant: tenant)
+                            guard case .string(let token)? = try? response.json().value(at: ["refreshToken"]) else { return nil }
+                            return token
+                        }
+                    }
+                    group.addTask {
+                        let response = try await gateway.endUser(
+                            "accounts:update", ["idToken": .string(owner.idToken), "password": "a new secret"], tenant: tenant)
+                        #expect(response.status == .ok, "\(String(buffer: response.body))")
+                        return nil
+                    }
+                    return try await group.reduce(into: [String]()) { if let token = $1 { $0.append(token) } }
+                }
+                for token in refreshTokens + [owner.refreshToken] {
+                    try await gateway.refresh(token).expectEnvelope(.badRequest, "TOKEN_EXPIRED")
+                }
+            }
+        }
+    }
+
+    @Test("concurrent sign-ins that each rehash the password (new scrypt parameters) all succeed")
+    func concurrentRehashingSignIns() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(
+                #"{"displayName":"rehash","allowPasswordSignup":true,"scryptParameters":{"logN":10,"r":4,"p":1}}"#)
+            let session = try await gateway.signUp("rehash@example.com", tenant: tenant)
+            try await gateway.patchTenant(tenant, mask: "scryptParameters", #"{"scryptParameters":{"logN":11}}"#)
+            let statuses = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        let response = try await gateway.endUser(
+                            "accounts:signInWithPassword", ["email": "rehash@example.com", "password": "correct horse"], tenant: tenant)
+                        return response.errorMessage ?? "ok"
+                    }
+                }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0 == "ok" }, "\(statuses)")
+            #expect(try await gateway.signIn("rehash@example.com", tenant: tenant).uid == session.uid)
+        }
+    }
+
     @Test("a password change racing 50 profile updates keeps its revocation, every time")
     func passwordChangeRacesProfileUpdates() async throws {
         try await TestGateway.run { gateway in

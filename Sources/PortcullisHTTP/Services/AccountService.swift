@@ -166,18 +166,28 @@ public struct AccountService: Sendable {
             // The hash was made with other parameters: upgrade it now that the password is known.
             rehashed = try await passwords.hash(password, settings: settings)
         }
-        guard
-            let session = try await tokens.startSession(
-                for: user, signInProvider: "password", now: Timestamp.now(), provenPassword: (address, storedHash),
+        var proof = (email: address, hash: storedHash)
+        for _ in 0..<2 {
+            if let session = try await tokens.startSession(
+                for: user, signInProvider: "password", now: Timestamp.now(), provenPassword: proof,
                 upgradedPasswordHash: rehashed)
-        else {
-            // Between the check and the session the user was disabled, deleted, or its
-            // email or password changed: the proof no longer holds.
-            let current = try await users.find(tenantId: tenantId, uid: user.uid)?.user
-            if current?.disabled == true { throw AuthError(.userDisabled) }
-            throw SignInPolicy.wrongCredentials(emailKnown: current != nil, privacy: settings.enableImprovedEmailPrivacy)
+            {
+                return SignedIn(user: user, tokens: session)
+            }
+            // Between the check and the session the user was disabled or deleted, or its email or
+            // hash changed. A new hash may be another sign-in's rehash of the same password: the
+            // password is checked once more against what is stored now.
+            guard let (current, currentHash) = try await users.find(tenantId: tenantId, uid: user.uid) else {
+                throw SignInPolicy.wrongCredentials(emailKnown: false, privacy: settings.enableImprovedEmailPrivacy)
+            }
+            if current.disabled { throw AuthError(.userDisabled) }
+            guard current.email == address, let currentHash, currentHash != proof.hash,
+                try await passwords.verify(password, against: currentHash, settings: settings)
+            else { break }
+            proof = (address, currentHash)
+            rehashed = nil
         }
-        return SignedIn(user: user, tokens: session)
+        throw SignInPolicy.wrongCredentials(emailKnown: true, privacy: settings.enableImprovedEmailPrivacy)
     }
 
     /// `accounts:createAuthUri`: the sign-in methods of an email; nothing when enumeration protection is on.
