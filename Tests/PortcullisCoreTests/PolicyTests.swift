@@ -181,6 +181,34 @@ struct SessionRuleTests {
         #expect(Timestamp(microseconds: -1).seconds == -1 && Timestamp(microseconds: 1_999_999).seconds == 1)
     }
 
+    @Test("what each change revokes", arguments: [
+        (UserUpdate(passwordHash: "h"), true),
+        (UserUpdate(email: .some("a@example.com")), true),
+        (UserUpdate(email: .some(nil)), true),
+        (UserUpdate(disabled: true), true),
+        (UserUpdate(disabled: false), false),
+        (UserUpdate(displayName: .some("n"), photoURL: .some(nil)), false),
+        (UserUpdate(emailVerified: true, customAttributes: ["role": "admin"]), false),
+    ])
+    func revocations(update: UserUpdate, revokes: Bool) {
+        var applied = update
+        let now = Timestamp(seconds: 500)
+        UserUpdatePolicy.applyImplications(to: &applied, now: now)
+        #expect(applied.revocation == (revokes ? .now(now) : nil))
+        #expect(applied.changesRevocationState == (revokes || update.disabled != nil))
+    }
+
+    @Test("an admin's explicit validSince is taken as given, even with a disable")
+    func explicitWatermark() {
+        var update = UserUpdate(disabled: true, revocation: .at(Timestamp(seconds: 42)))
+        UserUpdatePolicy.applyImplications(to: &update, now: Timestamp(seconds: 500))
+        #expect(update.revocation == .at(Timestamp(seconds: 42)))
+        #expect(SignInPolicy.wrongCredentials(emailKnown: true, privacy: false) == AuthError(.invalidPassword))
+        #expect(SignInPolicy.wrongCredentials(emailKnown: false, privacy: false) == AuthError(.emailNotFound))
+        #expect(SignInPolicy.wrongCredentials(emailKnown: true, privacy: true) == AuthError(.invalidLoginCredentials))
+        #expect(SignInPolicy.wrongCredentials(emailKnown: false, privacy: true) == AuthError(.invalidLoginCredentials))
+    }
+
     @Test("recent sign-in, custom claims, passwords and emails")
     func rules() throws {
         #expect(throws: Never.self) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 400, windowSeconds: 300) }

@@ -61,8 +61,10 @@ public struct TokenService: Sendable {
     /// A new session after a sign-in: a fresh `auth_time` and a new refresh-token family.
     ///
     /// The sign-in is recorded on the user in the same statement (with `upgradedPasswordHash`,
-    /// if any), under the user's row lock; the ID token is signed after it, with the session's
-    /// start as `auth_time`.
+    /// if any), under the user's row lock. The ID token's `auth_time` is the session's start:
+    /// the token is signed before the statement with `now`, which is the start unless another
+    /// instance's clock recorded a later sign-in, and signed again in that rare case (signing
+    /// first measured a few milliseconds quicker for serial sign-ins, BENCHMARKS.md).
     ///
     /// - Parameter provenPassword: for a password sign-in, the email and hash it proved,
     ///   which must still be the user's.
@@ -73,6 +75,8 @@ public struct TokenService: Sendable {
         upgradedPasswordHash: String? = nil
     ) async throws -> SessionTokens? {
         let refresh = RefreshToken.startSession(tenantId: user.tenantId)
+        var (idToken, lifetime) = try await mintIDToken(
+            for: user, authTime: now.seconds, signInProvider: signInProvider, now: now.seconds)
         guard
             let started = try await sessions.start(
                 SessionStart(
@@ -80,8 +84,10 @@ public struct TokenService: Sendable {
                     signInProvider: signInProvider, now: now, provenPassword: provenPassword,
                     upgradedPasswordHash: upgradedPasswordHash))
         else { return nil }
-        let (idToken, lifetime) = try await mintIDToken(
-            for: user, authTime: started.seconds, signInProvider: signInProvider, now: now.seconds)
+        if started.seconds != now.seconds {
+            (idToken, lifetime) = try await mintIDToken(
+                for: user, authTime: started.seconds, signInProvider: signInProvider, now: now.seconds)
+        }
         return SessionTokens(idToken: idToken, refreshToken: refresh.string, expiresIn: lifetime)
     }
 
