@@ -1,7 +1,6 @@
 public import Hummingbird
 import Logging
 public import PortcullisCore
-import PostgresNIO
 
 /// The first middleware of the router: every error becomes an ``AuthError``,
 /// which renders itself as the envelope.
@@ -28,10 +27,9 @@ public struct ErrorEnvelopeMiddleware: RouterMiddleware {
 extension AuthError {
     /// The wire error for anything thrown while serving a request.
     ///
-    /// Caller mistakes stay 4xx: framework errors keep their class, and data
-    /// errors from PostgreSQL (SQLSTATE class 22, e.g. a NUL byte in text) are
-    /// `INVALID_ARGUMENT`. A lost database is 503 so clients retry; only
-    /// genuine faults are 500, and are logged without their payload.
+    /// Caller mistakes stay 4xx: framework errors keep their class; storage has already
+    /// turned PostgreSQL's errors into ``AuthError``s. Anything else is a fault: 500,
+    /// logged by type only (never with its payload).
     public init(translating error: any Error, logger: Logger) {
         switch error {
         case let error as AuthError:
@@ -43,29 +41,9 @@ extension AuthError {
             case .contentTooLarge: self = AuthError(.payloadTooLarge)
             default: self = AuthError(.invalidArgument, detail: error.status.reasonPhrase)
             }
-        case let error as PSQLError:
-            self = AuthError(translating: error, logger: logger)
         default:
             logger.error("unhandled error", metadata: ["error.type": "\(type(of: error))"])
             self = AuthError(.internalError)
-        }
-    }
-
-    private init(translating error: PSQLError, logger: Logger) {
-        switch error.code {
-        case .server:
-            let sqlState = error.serverInfo?[.sqlState] ?? ""
-            if sqlState.hasPrefix("22") {
-                self = AuthError(.invalidArgument, detail: "Invalid value")
-            } else if sqlState.hasPrefix("08") || sqlState.hasPrefix("57") {
-                self = AuthError(.unavailable)
-            } else {
-                logger.error("database error", metadata: ["sqlstate": "\(sqlState)"])
-                self = AuthError(.internalError)
-            }
-        default:
-            logger.warning("database unavailable", metadata: ["error.code": "\(error.code)"])
-            self = AuthError(.unavailable)
         }
     }
 }

@@ -1,4 +1,3 @@
-import _ConnectionPoolModule
 public import Logging
 import PortcullisCore
 public import PostgresNIO
@@ -48,6 +47,9 @@ public final class Database: Sendable {
     }
 
     /// Runs `body` on a leased connection.
+    ///
+    /// PostgreSQL's errors come out as domain errors (``DatabaseErrors``): `AuthError` for
+    /// bad values, a lost server or a fault, ``UniqueViolation`` for a unique index's refusal.
     public func withConnection<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
@@ -55,16 +57,24 @@ public final class Database: Sendable {
         inUse.add(1, ordering: .relaxed)
         defer { inUse.subtract(1, ordering: .relaxed) }
         do {
-            return try await client.withConnection { connection in try await body(connection) }
-        } catch let error as ConnectionPoolError {
-            throw Self.translate(error)
+            return try await client.withConnection { connection in
+                do {
+                    return try await body(connection)
+                } catch {
+                    throw BodyFailure(error: error)
+                }
+            }
+        } catch let failure as BodyFailure {
+            throw DatabaseErrors.translate(failure.error, logger: logger)
+        } catch {
+            throw DatabaseErrors.translateLease(error, logger: logger)
         }
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     ///
-    /// Errors come out as thrown: `body`'s own (an ``AuthError`` stays one),
-    /// else the failed `BEGIN`/`COMMIT`, rather than postgres-nio's wrapper.
+    /// Errors come out as thrown by `body` (an ``AuthError`` stays one), else the failed
+    /// `BEGIN`/`COMMIT`, translated like ``withConnection(_:)``'s.
     public func withTransaction<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
@@ -74,9 +84,10 @@ public final class Database: Sendable {
         do {
             return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
         } catch let error as PostgresTransactionError {
-            throw error.closureError ?? error.beginError ?? error.commitError ?? error
-        } catch let error as ConnectionPoolError {
-            throw Self.translate(error)
+            throw DatabaseErrors.translate(
+                error.closureError ?? error.beginError ?? error.commitError ?? error, logger: logger)
+        } catch {
+            throw DatabaseErrors.translateLease(error, logger: logger)
         }
     }
 
@@ -84,10 +95,9 @@ public final class Database: Sendable {
         guard reachable.load(ordering: .relaxed) else { throw AuthError(.unavailable) }
     }
 
-    /// The pool's own failures (no connection could be made, the pool is shutting down)
-    /// are the database being unavailable, not a fault of the request.
-    private static func translate(_ error: ConnectionPoolError) -> any Error {
-        error == .requestCancelled ? CancellationError() : AuthError(.unavailable)
+    /// An error `body` threw, told apart from the pool's own.
+    private struct BodyFailure: Error {
+        let error: any Error
     }
 
     /// Opens one connection with these settings (TLS included), runs `SELECT 1` and closes it,
@@ -126,35 +136,6 @@ public final class Database: Sendable {
             }
         } catch {
             return false
-        }
-    }
-}
-
-/// PostgreSQL could not be reached or refused the connection; says where and why, never the password.
-public struct DatabaseUnreachable: Error, CustomStringConvertible {
-    /// The server's address.
-    public let host: String
-    /// The server's port.
-    public let port: Int
-    /// What went wrong, in words.
-    public let reason: String
-
-    init(settings: DatabaseSettings, underlying: any Error) {
-        host = settings.host
-        port = settings.port
-        reason = Self.describe(underlying, tls: settings.effectiveTLSMode)
-    }
-
-    public var description: String { "cannot connect to PostgreSQL at \(host):\(port): \(reason)" }
-
-    private static func describe(_ error: any Error, tls: DatabaseSettings.TLSMode) -> String {
-        guard let error = error as? PSQLError else { return "\(error)" }
-        switch error.code {
-        case .sslUnsupported: return "the server does not offer TLS, which database.tls \(tls.rawValue) requires"
-        case .failedToAddSSLHandler: return "TLS could not be set up"
-        case .server: return error.serverInfo?[.message] ?? "the server refused the connection"
-        case .connectionError: return error.underlying.map { "\($0)" } ?? "connection failed"
-        default: return "\(error.code)"
         }
     }
 }

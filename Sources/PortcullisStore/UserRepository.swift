@@ -65,9 +65,8 @@ public struct UserRepository: Sendable {
                 created.providers = user.providers
                 return created
             }
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            throw AuthError(
-                error.serverInfo?[.constraintName] == "users_email_unique" ? .emailExists : .duplicateLocalId)
+        } catch let violation as UniqueViolation {
+            throw AuthError(violation.constraint == "users_email_unique" ? .emailExists : .duplicateLocalId)
         }
     }
 
@@ -211,7 +210,7 @@ public struct UserRepository: Sendable {
                 }
                 return user
             }
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+        } catch is UniqueViolation {
             throw AuthError(.emailExists)
         }
     }
