@@ -57,11 +57,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "PortcullisAuth",
+            dependencies: [
+                "PortcullisCore",
+                "PortcullisCrypto",
+                "PortcullisStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "PortcullisHTTP",
             dependencies: [
                 "PortcullisCore",
                 "PortcullisCrypto",
                 "PortcullisStore",
+                "PortcullisAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -79,6 +92,7 @@ let package = Package(
                 "PortcullisCore",
                 "PortcullisCrypto",
                 "PortcullisStore",
+                "PortcullisAuth",
                 "PortcullisHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -92,6 +106,7 @@ let package = Package(
         .target(
             name: "PortcullisTestSupport",
             dependencies: [
+                "PortcullisCore",
                 "PortcullisStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -127,6 +142,7 @@ let package = Package(
             name: "PortcullisHTTPTests",
             dependencies: [
                 "PortcullisHTTP",
+                "PortcullisAuth",
                 "PortcullisStore",
                 "PortcullisCrypto",
                 "PortcullisTestSupport",

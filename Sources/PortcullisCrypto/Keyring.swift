@@ -54,8 +54,8 @@ public struct Keyring: Sendable {
         return (activeKid, activeAlgorithm)
     }
 
-    /// Signs `payload` with the key of the moment: header `alg`, `kid`, `typ: JWT`.
-    public func sign(_ payload: JSONValue, now: Int64 = Timestamp.now().seconds) throws -> String {
+    /// Signs `payload` with the key that signs at the Unix second `now`: header `alg`, `kid`, `typ: JWT`.
+    public func sign(_ payload: JSONValue, now: Int64) throws -> String {
         let kid = signingKid(at: now).kid
         guard let (algorithm, signer) = signers[kid] else { throw VerificationFailure.unknownKey }
         let header = JSONValue.object([

@@ -1,6 +1,7 @@
 public import Hummingbird
 public import Logging
 public import NIOCore
+public import PortcullisAuth
 public import PortcullisCore
 public import PortcullisCrypto
 public import PortcullisStore
@@ -39,6 +40,8 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// A request must be read whole within this long of its head (`listen.request_timeout_seconds`).
     public var requestTimeout: Duration
+    /// The time every service reads (tests set it by hand).
+    public var clock: any WallClock
 
     /// Creates a configuration.
     public init(
@@ -46,7 +49,7 @@ public struct ServerConfiguration: Sendable {
         database: DatabaseSettings, apiKeys: [String] = [], cacheRefreshInterval: Duration = .seconds(60),
         masterKey: MasterKey, passwordHashing: ScryptParameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
         keyRotationPeriod: Duration = .seconds(30 * 86_400), jwksMaxAgeSeconds: Int = 300, trustedProxies: [IPNetwork] = [],
-        idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30)
+        idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock = SystemClock()
     ) {
         self.projectId = projectId
         self.publicURL = publicURL
@@ -63,6 +66,7 @@ public struct ServerConfiguration: Sendable {
         self.trustedProxies = trustedProxies
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
+        self.clock = clock
     }
 }
 
@@ -106,23 +110,24 @@ public struct PortcullisServer: Sendable {
         let signingKeys = SigningKeyRepository(database: database, logger: logger)
         let keyrings = KeyringService(
             keys: signingKeys, tenants: cache, masterKey: configuration.masterKey,
-            jwksMaxAgeSeconds: configuration.jwksMaxAgeSeconds, logger: logger)
+            jwksMaxAgeSeconds: configuration.jwksMaxAgeSeconds, clock: configuration.clock, logger: logger)
         let revocation = RevocationCache(users: users)
         let verifiedTokens = VerifiedTokenCache()
         let sessions = RefreshSessionRepository(database: database, logger: logger)
         let tokens = TokenService(
             keyrings: keyrings, tenants: cache, sessions: sessions,
-            successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens, projectId: configuration.projectId, publicURL: configuration.publicURL)
+            successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens,
+            projectId: configuration.projectId, publicURL: configuration.publicURL, clock: configuration.clock)
         let accounts = AccountService(
             users: users, tenants: cache, tokens: tokens, revocation: revocation,
             passwords: PasswordHashingService(defaultParameters: configuration.passwordHashing, pool: HashingPool()),
-            abuse: configuration.abuseGuard)
+            abuse: configuration.abuseGuard, clock: configuration.clock)
         let listener = InvalidationListener(
             database: database, subscribers: [cache, keyrings, revocation, verifiedTokens],
             fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
         let rotation = KeyRotationService(
             keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, logger: logger)
-        let sweeper = SessionSweeper(sessions: sessions, logger: logger)
+        let sweeper = SessionSweeper(sessions: sessions, clock: configuration.clock, logger: logger)
 
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: ErrorEnvelopeMiddleware())

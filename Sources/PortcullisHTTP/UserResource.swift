@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
 

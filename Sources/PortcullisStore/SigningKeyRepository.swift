@@ -35,9 +35,14 @@ public struct StoredSigningKey: Sendable, Equatable {
     }
 
     /// Where the key stands at `now`.
+    ///
+    /// Compared to the microsecond, the resolution PostgreSQL stores: a time read back from
+    /// the table may come back a fraction of a microsecond off the `Date` it was written
+    /// from, which must not make a key that signs from `now` look pending at `now`.
     public func state(at now: Date) -> State {
-        if signsFrom > now { return .pending }
-        if let retireTime, retireTime <= now { return .retired }
+        let now = Timestamp(now)
+        if Timestamp(signsFrom) > now { return .pending }
+        if let retireTime, Timestamp(retireTime) <= now { return .retired }
         return .active
     }
 
@@ -78,14 +83,17 @@ public struct SigningKeyRepository: Sendable {
         self.logger = logger
     }
 
-    /// Every key still published: pending, active, and retired ones whose tokens may
-    /// still be live; in the order they sign (the newest last).
-    public func published(tenantId: String?) async throws -> [StoredSigningKey] {
+    /// Every key still published at `now`: pending, active, and retired ones whose tokens
+    /// may still be live; in the order they sign (the newest last).
+    ///
+    /// Every time in this table is the application's clock (`now` parameters), never the
+    /// database's, so one clock decides which key signs.
+    public func published(tenantId: String?, at now: Date) async throws -> [StoredSigningKey] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Self.columns) FROM signing_keys
-                WHERE tenant_id = \(tenantId ?? "") AND (retired_at IS NULL OR retired_at > now() OR publish_until > now())
+                WHERE tenant_id = \(tenantId ?? "") AND (retired_at IS NULL OR retired_at > \(now) OR publish_until > \(now))
                 ORDER BY signs_from, created_at
                 """, logger: logger)
             return try await Self.decode(rows)
@@ -111,7 +119,8 @@ public struct SigningKeyRepository: Sendable {
     /// - Returns: whether the key was added (`false` when `activation`'s condition no longer held).
     @discardableResult
     public func activate(
-        tenantId: String?, key: StoredSigningKey, activation: KeyActivation, publishRetiredSeconds: Int, actor: String
+        tenantId: String?, key: StoredSigningKey, activation: KeyActivation, publishRetiredSeconds: Int, actor: String,
+        at now: Date
     ) async throws -> Bool {
         try await database.withTransaction { connection in
             let tenant = tenantId ?? ""
@@ -129,33 +138,33 @@ public struct SigningKeyRepository: Sendable {
                 // a key that never signed needs no publishing.
                 try await connection.query(
                     """
-                    UPDATE signing_keys SET retired_at = now(), publish_until = CASE WHEN signs_from <= now()
-                        THEN now() + make_interval(secs => \(publishRetiredSeconds)) ELSE now() END
-                    WHERE tenant_id = \(tenant) AND (retired_at IS NULL OR retired_at > now())
+                    UPDATE signing_keys SET retired_at = \(now), publish_until = CASE WHEN signs_from <= \(now)
+                        THEN \(now.addingTimeInterval(Double(publishRetiredSeconds))) ELSE \(now) END
+                    WHERE tenant_id = \(tenant) AND (retired_at IS NULL OR retired_at > \(now))
                     """, logger: logger)
                 lead = 0
             case .scheduled(let leadSeconds, let dueAfterSeconds):
                 let due = try await connection.query(
                     """
                     SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND retired_at IS NULL
-                      AND signs_from < now() - make_interval(secs => \(dueAfterSeconds))
+                      AND signs_from < \(now.addingTimeInterval(-Double(dueAfterSeconds)))
                     """, logger: logger)
                 var isDue = false
                 for try await _ in due.decode(Int.self) { isDue = true }
                 guard isDue else { return false }
                 try await connection.query(
                     """
-                    UPDATE signing_keys SET retired_at = now() + make_interval(secs => \(leadSeconds)),
-                        publish_until = now() + make_interval(secs => \(leadSeconds + publishRetiredSeconds))
+                    UPDATE signing_keys SET retired_at = \(now.addingTimeInterval(Double(leadSeconds))),
+                        publish_until = \(now.addingTimeInterval(Double(leadSeconds + publishRetiredSeconds)))
                     WHERE tenant_id = \(tenant) AND retired_at IS NULL
                     """, logger: logger)
                 lead = leadSeconds
             }
             try await connection.query(
                 """
-                INSERT INTO signing_keys (tenant_id, kid, algorithm, public_jwk, sealed_private_key, signs_from)
+                INSERT INTO signing_keys (tenant_id, kid, algorithm, public_jwk, sealed_private_key, created_at, signs_from)
                 VALUES (\(tenant), \(key.kid), \(key.algorithm), \(key.publicJWK.serialized())::jsonb,
-                        \(ByteBuffer(bytes: key.sealedPrivateKey)), now() + make_interval(secs => \(lead)))
+                        \(ByteBuffer(bytes: key.sealedPrivateKey)), \(now), \(now.addingTimeInterval(Double(lead))))
                 """, logger: logger)
             if activation != .first {
                 try await AuditLogRepository.record(
@@ -167,13 +176,13 @@ public struct SigningKeyRepository: Sendable {
         }
     }
 
-    /// Tenants (`nil` = project) whose newest key signs and is older than `maximumAge` seconds.
-    public func tenantsDueForRotation(maximumAge: Int) async throws -> [String?] {
+    /// Tenants (`nil` = project) whose newest key signs and is older than `maximumAge` seconds at `now`.
+    public func tenantsDueForRotation(maximumAge: Int, at now: Date) async throws -> [String?] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT tenant_id FROM signing_keys
-                WHERE retired_at IS NULL AND signs_from < now() - make_interval(secs => \(maximumAge))
+                WHERE retired_at IS NULL AND signs_from < \(now.addingTimeInterval(-Double(maximumAge)))
                 """, logger: logger)
             var due: [String?] = []
             for try await tenant in rows.decode(String.self) { due.append(tenant.isEmpty ? nil : tenant) }

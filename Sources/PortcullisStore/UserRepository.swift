@@ -47,10 +47,10 @@ public struct UserRepository: Sendable {
                     """
                     WITH created AS (
                         INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
-                            custom_attributes, password_hash, valid_since_us, last_login_us)
+                            custom_attributes, password_hash, valid_since_us, last_login_us, created_at)
                         VALUES (\(user.tenantId ?? ""), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
                             \(user.photoURL), \(user.disabled), \(JSONValue.object(user.customAttributes).serialized())::jsonb,
-                            \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds))
+                            \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds), \(user.createdAt))
                         RETURNING \(unescaped: Self.columns)),
                     linked AS (
                         INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)

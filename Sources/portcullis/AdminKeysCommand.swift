@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import PortcullisCore
-import PortcullisHTTP
+import PortcullisAuth
 import PortcullisStore
 
 /// `portcullis admin-keys create|list|revoke`: admin keys, straight against the database.

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import PortcullisCore
 import PortcullisCrypto
-import PortcullisHTTP
+import PortcullisAuth
 import PortcullisStore
 
 /// `portcullis dev`: a ready-to-try daemon on a private database.

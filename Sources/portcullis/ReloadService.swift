@@ -1,4 +1,5 @@
 import Logging
+import PortcullisAuth
 import PortcullisHTTP
 import ServiceLifecycle
 import UnixSignals

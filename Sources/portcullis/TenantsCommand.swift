@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import PortcullisCore
-import PortcullisHTTP
+import PortcullisAuth
 import PortcullisStore
 import Logging
 

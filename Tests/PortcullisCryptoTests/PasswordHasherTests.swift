@@ -103,14 +103,30 @@ struct PasswordHasherTests {
         #expect(throws: MasterKey.Failure.invalidLength) { try MasterKey(material: Array("short".utf8)) }
     }
 
+    @Test("a keyring publishes its next key at once and signs with it from its second on")
+    func nextKey() async throws {
+        let current = try SigningKey.generate(.rs256)
+        let next = try SigningKey.generate(.es256)
+        let keyring = try await Keyring(active: current, keys: [current], next: (next, signsFrom: 2_000))
+        func kid(_ token: String) throws -> JSONValue? {
+            try JSONValue.parse(Base64URL.decode(String(token.split(separator: ".")[0])) ?? []).value(at: ["kid"])
+        }
+        #expect(try kid(keyring.sign(.object(["sub": "u"]), now: 1_999)) == .string(current.kid))
+        let switched = try keyring.sign(.object(["sub": "u"]), now: 2_000)
+        #expect(try kid(switched) == .string(next.kid))
+        #expect(try keyring.verify(switched) == .object(["sub": "u"]))
+        guard case .array(let published)? = keyring.jwks.value(at: ["keys"]) else { throw HashFormatError() }
+        #expect(Set(published.compactMap { $0.value(at: ["kid"]) }) == [.string(current.kid), .string(next.kid)])
+    }
+
     @Test("keyrings sign with the active key and verify only their own keys", arguments: TenantSettings.SigningAlgorithm.allCases)
     func keyring(algorithm: TenantSettings.SigningAlgorithm) async throws {
         let first = try SigningKey.generate(algorithm)
         let second = try SigningKey.generate(algorithm)
         let keyring = try await Keyring(active: second, keys: [second, first])
-        let token = try keyring.sign(.object(["sub": "u"]))
+        let token = try keyring.sign(.object(["sub": "u"]), now: 1_000)
         #expect(try keyring.verify(token) == .object(["sub": "u"]))
-        let old = try await Keyring(active: first, keys: [first]).sign(.object(["sub": "old"]))
+        let old = try await Keyring(active: first, keys: [first]).sign(.object(["sub": "old"]), now: 1_000)
         #expect(try keyring.verify(old) == .object(["sub": "old"]))
         let stranger = try await Keyring(active: SigningKey.generate(algorithm), keys: [])
         #expect(throws: Keyring.VerificationFailure.unknownKey) { try stranger.verify(token) }

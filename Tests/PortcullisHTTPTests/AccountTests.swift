@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import PortcullisAuth
 import PortcullisCore
 import PortcullisHTTP
 import PortcullisStore

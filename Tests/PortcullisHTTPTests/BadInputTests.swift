@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdTesting
+import PortcullisAuth
 import PortcullisCore
 import PortcullisHTTP
 import PortcullisStore

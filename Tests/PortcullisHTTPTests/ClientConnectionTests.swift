@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import PortcullisAuth
 import PortcullisCore
 import PortcullisHTTP
 import PortcullisTestSupport

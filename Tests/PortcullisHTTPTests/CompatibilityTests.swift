@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+@testable import PortcullisAuth
 import PortcullisCore
 @testable import PortcullisHTTP
 import PortcullisTestSupport
@@ -48,13 +49,14 @@ struct CompatibilityTests {
 
     @Test("forward auth reads checkRevoked as Google's APIs read booleans, and refuses a value it cannot read")
     func checkRevokedSpellings() async throws {
-        try await TestGateway.run { gateway in
+        let clock = ManualClock()
+        try await TestGateway.run(configure: { $0.clock = clock }) { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"cr","allowPasswordSignup":true}"#)
             let session = try await gateway.signUp("cr@example.com", tenant: tenant)
-            try await Task.sleep(for: .milliseconds(1100))
+            clock.advance(seconds: 1)
             try await gateway.send(
                 .post, "/v1/projects/\(TestGateway.projectId)/tenants/\(tenant)/accounts:update",
-                json: #"{"localId":"\#(session.uid)","validSince":"\#(Int(Date().timeIntervalSince1970))"}"#)
+                json: #"{"localId":"\#(session.uid)","validSince":"\#(clock.now().seconds)"}"#)
             func verify(_ query: String) async throws -> TestResponse {
                 try await gateway.client.execute(
                     uri: "/v1/verify\(query)", method: .get, headers: [.authorization: "Bearer \(session.idToken)"])

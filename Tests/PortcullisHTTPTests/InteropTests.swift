@@ -7,6 +7,7 @@ import FoundationNetworking
 #endif
 import Hummingbird
 import HummingbirdTesting
+import PortcullisAuth
 import PortcullisCore
 import PortcullisHTTP
 import PortcullisTestSupport

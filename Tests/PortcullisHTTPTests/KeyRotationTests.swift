@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+@testable import PortcullisAuth
 import PortcullisCore
 @testable import PortcullisHTTP
 import PortcullisStore

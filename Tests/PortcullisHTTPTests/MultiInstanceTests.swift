@@ -1,8 +1,9 @@
 import Hummingbird
 import HummingbirdTesting
+import PortcullisAuth
 import PortcullisCore
-import PortcullisStore
 import PortcullisHTTP
+import PortcullisStore
 import PortcullisTestSupport
 import Testing
 

@@ -3,8 +3,9 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
-@testable import PortcullisCrypto
+@testable import PortcullisAuth
 import PortcullisCore
+@testable import PortcullisCrypto
 @testable import PortcullisHTTP
 import PortcullisStore
 import PortcullisTestSupport
@@ -95,7 +96,7 @@ struct TokenTests {
             func resigned(_ change: (inout [String: JSONValue]) -> Void) throws -> String {
                 var claims = payload
                 change(&claims)
-                return try keyring.sign(.object(claims))
+                return try keyring.sign(.object(claims), now: SystemClock().now().seconds)
             }
             let now = Int64(Date().timeIntervalSince1970)
             let jwks = try await Self.jwks(gateway, tenant: tenant)
@@ -131,7 +132,8 @@ struct TokenTests {
 
     @Test("refresh rotates the token; a replay inside the grace window gets the same successor; reuse revokes the session")
     func refreshRotation() async throws {
-        try await TestGateway.run { gateway in
+        let clock = ManualClock()
+        try await TestGateway.run(configure: { $0.clock = clock }) { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"r","allowPasswordSignup":true,"refreshTokenReuseGraceSeconds":0}"#)
             let session = try await gateway.signUp("r@example.com", tenant: tenant)
             let first = try await gateway.refresh(session.refreshToken).json()
@@ -155,8 +157,8 @@ struct TokenTests {
             #expect(form.status == .ok, "\(String(buffer: form.body))")
             guard case .string(let third)? = try form.json().value(at: ["refresh_token"]) else { throw TestSetupError("no token") }
 
-            try await Task.sleep(for: .milliseconds(1100))
-            // `second` was rotated over a second ago with a 0 s grace window: reuse. The whole session dies.
+            clock.advance(seconds: 1)
+            // `second` was rotated a second ago with a 0 s grace window: reuse. The whole session dies.
             try await gateway.refresh(second).expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
             try await gateway.refresh(third).expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
             try await gateway.refresh("pr1.AA.garbage").expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
@@ -196,11 +198,12 @@ struct TokenTests {
 
     @Test("a password change revokes other sessions (TOKEN_EXPIRED) and returns fresh tokens; disabled users get USER_DISABLED")
     func revocation() async throws {
-        try await TestGateway.run { gateway in
+        let clock = ManualClock()
+        try await TestGateway.run(configure: { $0.clock = clock }) { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"v","allowPasswordSignup":true}"#)
             let old = try await gateway.signUp("v@example.com", tenant: tenant)
-            // "Before" is strictly earlier in whole seconds.
-            try await Task.sleep(for: .milliseconds(1100))
+            // "Before" is strictly earlier in whole seconds (for the ID token; its session dies either way).
+            clock.advance(seconds: 1)
             let changed = try await gateway.endUser(
                 "accounts:update", ["idToken": .string(old.idToken), "password": "a new secret"], tenant: tenant)
             #expect(changed.status == .ok, "\(String(buffer: changed.body))")
@@ -229,10 +232,11 @@ struct TokenTests {
 
     @Test("delete, email and password changes need a recent sign-in; signing in again gives a fresh auth_time")
     func recentLogin() async throws {
-        try await TestGateway.run { gateway in
+        let clock = ManualClock()
+        try await TestGateway.run(configure: { $0.clock = clock }) { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"w","allowPasswordSignup":true,"recentLoginWindowSeconds":1}"#)
             let session = try await gateway.signUp("w@example.com", tenant: tenant)
-            try await Task.sleep(for: .milliseconds(2100))
+            clock.advance(seconds: 2)
             for body: [String: JSONValue] in [["password": "another secret"], ["email": "w2@example.com"]] {
                 var request = body
                 request["idToken"] = .string(session.idToken)
@@ -254,7 +258,8 @@ struct TokenTests {
 
     @Test("forward auth: 200 with X-Auth-* headers, 401 without any; tenant pin; checkRevoked")
     func forwardAuth() async throws {
-        try await TestGateway.run { gateway in
+        let clock = ManualClock()
+        try await TestGateway.run(configure: { $0.clock = clock }) { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"fa","allowPasswordSignup":true}"#)
             let session = try await gateway.signUp("fa@example.com", tenant: tenant)
             try await gateway.send(
@@ -287,10 +292,10 @@ struct TokenTests {
                 #expect(response.headers.contains { $0.name.rawName.lowercased().hasPrefix("x-auth-") } == false)
             }
 
-            try await Task.sleep(for: .milliseconds(1100))
+            clock.advance(seconds: 1)
             try await gateway.send(
                 .post, "/v1/projects/\(TestGateway.projectId)/tenants/\(tenant)/accounts:update",
-                json: #"{"localId":"\#(session.uid)","validSince":"\#(Int(Date().timeIntervalSince1970))"}"#)
+                json: #"{"localId":"\#(session.uid)","validSince":"\#(clock.now().seconds)"}"#)
             #expect(try await verify(withClaims.idToken).status == .ok)
             #expect(try await verify(withClaims.idToken, query: "?checkRevoked=true").status == .unauthorized)
         }
@@ -298,7 +303,8 @@ struct TokenTests {
 
     @Test("a token verified once is remembered, but expiry and the tenant's deletion still apply to it")
     func verifiedTokenCache() async throws {
-        try await TestGateway.run { gateway in
+        let clock = ManualClock()
+        try await TestGateway.run(configure: { $0.clock = clock }) { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"vc","allowPasswordSignup":true}"#)
             let session = try await gateway.signUp("vc@example.com", tenant: tenant)
             func verify(_ token: String) async throws -> HTTPResponse.Status {
@@ -307,10 +313,14 @@ struct TokenTests {
             #expect(try await verify(session.idToken) == .ok)
             let tokens = gateway.server.tokens
             #expect(tokens.verified.claims(of: TokenFingerprint(session.idToken))?.subject == session.uid)
-            // The clock is a parameter: the remembered token is judged at its expiry without waiting for it.
+            // The clock moves, not the test: the remembered token is judged at its expiry without waiting for it.
             guard case .integer(let exp)? = session.claims.value(at: ["exp"]) else { throw TestSetupError("no exp") }
-            #expect(try await tokens.verifyIDToken(session.idToken, now: exp - 1).subject == session.uid)
-            await #expect(throws: AuthError(.tokenExpired)) { try await tokens.verifyIDToken(session.idToken, now: exp) }
+            clock.set(Timestamp(seconds: exp - 1))
+            #expect(try await tokens.verifyIDToken(session.idToken).subject == session.uid)
+            clock.set(Timestamp(seconds: exp))
+            await #expect(throws: AuthError(.tokenExpired)) { try await tokens.verifyIDToken(session.idToken) }
+            #expect(try await verify(session.idToken) == .unauthorized)
+            clock.set(SystemClock().now())
 
             let other = try await gateway.createTenant(#"{"displayName":"vd","allowPasswordSignup":true}"#)
             let live = try await gateway.signUp("vd@example.com", tenant: other)

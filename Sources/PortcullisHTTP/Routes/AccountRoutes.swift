@@ -1,5 +1,7 @@
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
+import PortcullisCrypto
 
 /// `/v1/accounts:*`: the end-user Identity Toolkit endpoints (API key required).
 struct AccountRoutes {
@@ -77,5 +79,5 @@ struct AccountRoutes {
 
 /// `createAuthUri`'s opaque `sessionId` (unused by Portcullis; SDKs expect one).
 enum SessionID {
-    static func make() -> String { String(AccountService.newUID().prefix(27)) }
+    static func make() -> String { String(SecretToken.random(byteCount: 20).prefix(27)) }
 }

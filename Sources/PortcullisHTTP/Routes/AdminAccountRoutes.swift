@@ -1,4 +1,5 @@
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
 
 /// `POST /v1/projects/{p}[/tenants/{t}]/accounts[:lookup|:update|:delete]`: admin user management.

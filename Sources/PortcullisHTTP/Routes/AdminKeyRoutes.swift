@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
 
 /// `/v2/projects/{project}/adminKeys[/{key}]`: project-scoped admin keys.

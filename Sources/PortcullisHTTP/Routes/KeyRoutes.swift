@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
 import PortcullisStore
@@ -93,7 +94,7 @@ struct KeyRoutes {
     private func list(tenantId: String?) async throws -> Response {
         _ = try await tenants.settings(tenantId: tenantId)
         let keys = try await keyrings.list(tenantId: tenantId)
-        let now = Date()
+        let now = keyrings.clock.now().date
         return JSONResponse.make(
             .object([
                 "keys": .array(

@@ -1,4 +1,5 @@
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
 import PortcullisStore
 

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
 
 /// `/v2/projects/{project}/tenants[/{tenant}]`: Identity Platform's tenant CRUD.

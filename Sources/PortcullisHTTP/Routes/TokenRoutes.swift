@@ -1,4 +1,5 @@
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
 
 /// `POST /v1/token` (securetoken): `grant_type=refresh_token`, form-encoded or JSON.
@@ -15,7 +16,7 @@ struct TokenRoutes {
             guard let presented = fields["refresh_token"] ?? fields["refreshToken"], !presented.isEmpty else {
                 throw AuthError(.missingRefreshToken)
             }
-            let (session, user) = try await tokens.refresh(presented, now: AccountService.now())
+            let (session, user) = try await tokens.refresh(presented)
             return JSONResponse.make(
                 .object([
                     "access_token": .string(session.idToken), "id_token": .string(session.idToken),

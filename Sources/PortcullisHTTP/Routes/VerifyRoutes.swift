@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
 
@@ -25,10 +26,9 @@ struct VerifyRoutes {
             guard let token = BearerToken.parse(request.headers[.authorization]) else {
                 throw AuthError(.unauthenticated, detail: "MISSING_ID_TOKEN")
             }
-            let now = AccountService.now()
             let verified: IDTokenClaimsView
             do {
-                let claims = try await tokens.verifyIDToken(token, now: now)
+                let claims = try await tokens.verifyIDToken(token)
                 if let pinned = request.headers[Self.pinnedTenant], pinned != (claims.tenantId ?? "") {
                     throw AuthError(.tenantIdMismatch)
                 }

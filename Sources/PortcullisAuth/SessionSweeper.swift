@@ -1,4 +1,5 @@
 public import Logging
+public import PortcullisCore
 public import PortcullisStore
 public import ServiceLifecycle
 
@@ -17,17 +18,19 @@ public struct SessionSweeper: Service {
     let retention: Duration
     let interval: Duration
     let batchSize: Int
+    let clock: any WallClock
     let logger: Logger
 
     /// A sweeper that runs every `interval` and keeps dead sessions for `retention`.
     public init(
         sessions: RefreshSessionRepository, retention: Duration = .seconds(30 * 86_400),
-        interval: Duration = .seconds(3600), batchSize: Int = 1000, logger: Logger
+        interval: Duration = .seconds(3600), batchSize: Int = 1000, clock: any WallClock = SystemClock(), logger: Logger
     ) {
         self.sessions = sessions
         self.retention = retention
         self.interval = interval
         self.batchSize = batchSize
+        self.clock = clock
         self.logger = logger
     }
 
@@ -38,7 +41,7 @@ public struct SessionSweeper: Service {
             var pause = min(interval, .seconds(90))
             while !Task.isCancelled {
                 do { try await Task.sleep(for: pause) } catch { return }
-                await sweep(now: AccountService.now())
+                await sweep(now: clock.now().seconds)
                 pause = interval
             }
         }

@@ -26,16 +26,19 @@ public final class KeyringService: InvalidationSubscriber {
     private let logger: Logger
     /// The JWKS responses' `max-age`, in seconds.
     public let jwksMaxAgeSeconds: Int
+    /// The clock keys' states are judged by.
+    public let clock: any WallClock
 
     /// A service over the key table, opening keys with `masterKey`.
     public init(
         keys: SigningKeyRepository, tenants: TenantSettingsCache, masterKey: MasterKey, jwksMaxAgeSeconds: Int = 300,
-        logger: Logger
+        clock: any WallClock = SystemClock(), logger: Logger
     ) {
         self.keys = keys
         self.tenants = tenants
         self.masterKey = masterKey
         self.jwksMaxAgeSeconds = jwksMaxAgeSeconds
+        self.clock = clock
         self.logger = logger
     }
 
@@ -51,17 +54,16 @@ public final class KeyringService: InvalidationSubscriber {
         // The tenant check comes first and is answered from the settings cache (absent tenants
         // included), so tokens naming made-up tenants cost no database round trip.
         let settings = try await tenants.settings(tenantId: tenantId)
-        var stored = try await keys.published(tenantId: tenantId)
+        let now = clock.now().date
+        var stored = try await keys.published(tenantId: tenantId, at: now)
         if !stored.contains(where: { $0.retireTime == nil }) {
             try await keys.activate(
                 tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
-                activation: .first, publishRetiredSeconds: 0, actor: "system")
-            stored = try await keys.published(tenantId: tenantId)
+                activation: .first, publishRetiredSeconds: 0, actor: "system", at: now)
+            stored = try await keys.published(tenantId: tenantId, at: now)
         }
-        let now = Date()
         let pending = stored.first { $0.state(at: now) == .pending }
-        guard let active = stored.last(where: { $0.state(at: now) == .active }) ?? stored.last(where: { $0.signsFrom <= now })
-        else { throw AuthError(.internalError) }
+        guard let active = stored.last(where: { $0.state(at: now) == .active }) else { throw AuthError(.internalError) }
         let opened = try stored.filter { $0.kid != pending?.kid }.map { try open($0, tenantId: tenantId) }
         return try await Keyring(
             active: try open(active, tenantId: tenantId), keys: opened,
@@ -75,7 +77,8 @@ public final class KeyringService: InvalidationSubscriber {
         let settings = try await tenants.settings(tenantId: tenantId)
         try await keys.activate(
             tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
-            activation: .immediately, publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: actor)
+            activation: .immediately, publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: actor,
+            at: clock.now().date)
         cache.invalidate(tenantId ?? "")
         return try await keyring(tenantId: tenantId)
     }
@@ -89,7 +92,7 @@ public final class KeyringService: InvalidationSubscriber {
         let rotated = try await keys.activate(
             tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
             activation: .scheduled(leadSeconds: rotationLeadSeconds, dueAfterSeconds: dueAfterSeconds),
-            publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: "system")
+            publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: "system", at: clock.now().date)
         if rotated { cache.invalidate(tenantId ?? "") }
         return rotated
     }
@@ -110,7 +113,7 @@ public final class KeyringService: InvalidationSubscriber {
         StoredSigningKey(
             kid: key.kid, algorithm: key.algorithm.rawValue, publicJWK: key.publicJWK,
             sealedPrivateKey: try masterKey.seal(Array(key.privateMaterial.utf8), context: Self.context(tenantId, key.kid)),
-            createTime: Date(), retireTime: nil)
+            createTime: clock.now().date, retireTime: nil)
     }
 
     private func open(_ stored: StoredSigningKey, tenantId: String?) throws -> SigningKey {

@@ -1,4 +1,5 @@
 public import Logging
+import PortcullisCore
 import PortcullisStore
 public import ServiceLifecycle
 
@@ -41,7 +42,9 @@ public struct KeyRotationService: Service {
     /// One pass: rotates every due tenant; failures are logged and retried next pass.
     func rotateDueKeys() async {
         do {
-            for tenantId in try await keys.tenantsDueForRotation(maximumAge: Int(period.components.seconds)) {
+            let due = try await keys.tenantsDueForRotation(
+                maximumAge: Int(period.components.seconds), at: keyrings.clock.now().date)
+            for tenantId in due {
                 do {
                     let period = Int(period.components.seconds)
                     if try await keyrings.scheduleRotation(tenantId: tenantId, dueAfterSeconds: period) {

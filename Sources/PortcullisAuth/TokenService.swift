@@ -20,13 +20,16 @@ public struct TokenService: Sendable {
     let sessions: RefreshSessionRepository
     let successorKey: RefreshTokenKey
     let verified: VerifiedTokenCache
-    let projectId: String
+    /// The project every token's audience names.
+    public let projectId: String
     let publicURL: String
+    let clock: any WallClock
 
     /// A token service for one project.
     public init(
         keyrings: KeyringService, tenants: TenantSettingsCache, sessions: RefreshSessionRepository,
-        successorKey: RefreshTokenKey, verified: VerifiedTokenCache, projectId: String, publicURL: String
+        successorKey: RefreshTokenKey, verified: VerifiedTokenCache, projectId: String, publicURL: String,
+        clock: any WallClock = SystemClock()
     ) {
         self.keyrings = keyrings
         self.tenants = tenants
@@ -35,6 +38,7 @@ public struct TokenService: Sendable {
         self.verified = verified
         self.projectId = projectId
         self.publicURL = publicURL
+        self.clock = clock
     }
 
     /// `<public URL>/<project>` or `<public URL>/<project>/tenants/<tenant>`.
@@ -92,8 +96,9 @@ public struct TokenService: Sendable {
     }
 
     /// Exchanges a refresh token for new tokens, rotating it (DESIGN.md §3).
-    public func refresh(_ presented: String, now: Int64) async throws -> (tokens: SessionTokens, user: User) {
+    public func refresh(_ presented: String) async throws -> (tokens: SessionTokens, user: User) {
         guard let token = RefreshToken(parsing: presented) else { throw AuthError(.invalidRefreshToken) }
+        let now = clock.now().seconds
         let settings: TenantSettings
         do {
             settings = try await tenants.settings(tenantId: token.tenantId)
@@ -115,7 +120,8 @@ public struct TokenService: Sendable {
     /// `INVALID_ID_TOKEN` for anything forged or malformed, `TOKEN_EXPIRED` once `exp` passed.
     /// A token this instance verified before is taken from ``VerifiedTokenCache``; its expiry
     /// is checked on every call all the same.
-    public func verifyIDToken(_ token: String, now: Int64) async throws -> IDTokenClaims {
+    public func verifyIDToken(_ token: String) async throws -> IDTokenClaims {
+        let now = clock.now().seconds
         let fingerprint = TokenFingerprint(token)
         let claims: IDTokenClaims
         if let cached = verified.claims(of: fingerprint) {

@@ -12,11 +12,12 @@ public struct AccountService: Sendable {
     let revocation: RevocationCache
     let passwords: PasswordHashingService
     let abuse: AbuseGuard
+    let clock: any WallClock
 
     /// An account service.
     public init(
         users: UserRepository, tenants: TenantSettingsCache, tokens: TokenService, revocation: RevocationCache,
-        passwords: PasswordHashingService, abuse: AbuseGuard
+        passwords: PasswordHashingService, abuse: AbuseGuard, clock: any WallClock = SystemClock()
     ) {
         self.users = users
         self.tenants = tenants
@@ -24,9 +25,8 @@ public struct AccountService: Sendable {
         self.revocation = revocation
         self.passwords = passwords
         self.abuse = abuse
+        self.clock = clock
     }
-
-    static func now() -> Int64 { Timestamp.now().seconds }
 
     static func newUID() -> String {
         // 28 characters like Firebase's uids, from 168 random bits.
@@ -77,7 +77,7 @@ public struct AccountService: Sendable {
         }
         let method: SignUpMethod = (email == nil && password == nil) ? .anonymous : .password
         try SelfServicePolicy(settings: settings).authorizeSignUp(method)
-        let now = Timestamp.now()
+        let now = clock.now()
         if let client, !abuse.ipSignUps.consume(ClientAddress.limitKey(client), now: now.seconds) {
             throw AuthError(.tooManyAttemptsTryLater)
         }
@@ -118,7 +118,7 @@ public struct AccountService: Sendable {
         guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
         guard settings.allowPasswordSignup else { throw AuthError(.operationNotAllowed) }
         try SessionPolicy.requireRecentSignIn(
-            authTime: claims.authTime, now: Self.now(), windowSeconds: settings.recentLoginWindowSeconds, anonymous: true)
+            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds, anonymous: true)
         let address = try EmailAddress.validate(email)
         try settings.passwordPolicy.check(password)
         var update = UserUpdate(email: .some(address), passwordHash: try await passwords.hash(password, settings: settings))
@@ -139,7 +139,7 @@ public struct AccountService: Sendable {
         guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
         let address = try EmailAddress.validate(email)
         guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
-        let now = Timestamp.now()
+        let now = clock.now()
         let accountKey = "\(tenantId ?? ""):\(address)"
         let clientKey = client.map(ClientAddress.limitKey)
         guard abuse.beginSignIn(account: accountKey, client: clientKey, now: now.seconds) else {
@@ -169,7 +169,7 @@ public struct AccountService: Sendable {
         var proof = (email: address, hash: storedHash)
         for _ in 0..<2 {
             if let session = try await tokens.startSession(
-                for: user, signInProvider: "password", now: Timestamp.now(), provenPassword: proof,
+                for: user, signInProvider: "password", now: clock.now(), provenPassword: proof,
                 upgradedPasswordHash: rehashed)
             {
                 return SignedIn(user: user, tokens: session)
@@ -205,7 +205,7 @@ public struct AccountService: Sendable {
     /// Verifies an ID token for an end-user endpoint: signature, tenant, revocation, user state.
     public func authenticate(idToken: String?, tenantId: String?) async throws -> (User, IDTokenClaims) {
         guard let idToken, !idToken.isEmpty else { throw AuthError(.missingIdToken) }
-        let claims = try await tokens.verifyIDToken(idToken, now: Self.now())
+        let claims = try await tokens.verifyIDToken(idToken)
         guard claims.tenantId == tenantId else { throw AuthError(.tenantIdMismatch) }
         // The user row is read anyway, so its own watermark decides (no second lookup through the cache).
         guard let (user, _) = try await users.find(tenantId: tenantId, uid: claims.subject) else {
@@ -266,7 +266,7 @@ public struct AccountService: Sendable {
         }
         // The presented token's own auth_time is what the recent-login rule judges.
         try SessionPolicy.requireRecentSignIn(
-            authTime: claims.authTime, now: Self.now(), windowSeconds: settings.recentLoginWindowSeconds,
+            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
             anonymous: user.isAnonymous)
         if let email = changes.email { update.email = .some(try EmailAddress.validate(email)) }
         if let password = changes.password {
@@ -283,7 +283,7 @@ public struct AccountService: Sendable {
         _ update: UserUpdate, to user: User, requiring precondition: UserRepository.Precondition
     ) async throws -> (User, SessionTokens) {
         var update = update
-        UserUpdatePolicy.applyImplications(to: &update, now: Timestamp.now())
+        UserUpdatePolicy.applyImplications(to: &update, now: clock.now())
         guard let updated = try await users.update(tenantId: user.tenantId, uid: user.uid, update, requiring: precondition) else {
             throw try await Self.missing(user, in: users, otherwise: AuthError(.emailExists))
         }
@@ -291,7 +291,7 @@ public struct AccountService: Sendable {
         // Tokens for the caller are issued after the change, with a fresh auth_time.
         guard
             let session = try await tokens.startSession(
-                for: updated, signInProvider: "password", now: max(Timestamp.now(), updated.validSince))
+                for: updated, signInProvider: "password", now: max(clock.now(), updated.validSince))
         else { throw try await Self.missing(user, in: users) }
         return (updated, session)
     }
@@ -313,7 +313,7 @@ public struct AccountService: Sendable {
         let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeSelfDeletion()
         try SessionPolicy.requireRecentSignIn(
-            authTime: claims.authTime, now: Self.now(), windowSeconds: settings.recentLoginWindowSeconds)
+            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds)
         guard try await users.delete(tenantId: tenantId, uid: user.uid) else { throw AuthError(.userNotFound) }
         revocation.forget(tenantId: tenantId, uid: user.uid)
     }
@@ -331,7 +331,7 @@ public struct AccountService: Sendable {
         guard !id.isEmpty, id.count <= 128 else { throw AuthError(.invalidLocalId) }
         var user = User(
             tenantId: tenantId, uid: id, emailVerified: emailVerified, displayName: profile.displayName,
-            photoURL: profile.photoURL, disabled: disabled, createdAt: Date())
+            photoURL: profile.photoURL, disabled: disabled, createdAt: clock.now().date)
         if let email { user.email = try EmailAddress.validate(email) }
         var hash: String?
         if let password {
@@ -353,7 +353,7 @@ public struct AccountService: Sendable {
         update.emailVerified = emailVerified
         if let displayName { update.displayName = .some(try UserProfile.validate(displayName: displayName)) }
         if let validSince { update.revocation = .at(Timestamp(seconds: validSince)) }
-        UserUpdatePolicy.applyImplications(to: &update, now: Timestamp.now())
+        UserUpdatePolicy.applyImplications(to: &update, now: clock.now())
         guard let user = try await users.update(tenantId: tenantId, uid: uid, update) else { throw AuthError(.userNotFound) }
         if update.changesRevocationState { revocation.forget(tenantId: tenantId, uid: uid) }
         return user
