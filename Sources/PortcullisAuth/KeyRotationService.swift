@@ -1,6 +1,6 @@
 public import Logging
 import PortcullisCore
-import PortcullisStore
+public import PortcullisStore
 public import ServiceLifecycle
 
 /// Scheduled key rotation: every hour, each tenant whose signing key is older than

@@ -1,7 +1,7 @@
 import Foundation
 import NIOPosix
 public import Logging
-import PortcullisCore
+public import PortcullisCore
 public import PortcullisCrypto
 public import PortcullisStore
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A wall-clock instant to the microsecond: the resolution at which session
 /// starts and revocation watermarks are kept, so a revocation and a sign-in in

@@ -1,6 +1,6 @@
 import CryptoExtras
 import Foundation
-import PortcullisCore
+public import PortcullisCore
 
 /// scrypt password hashes, self-describing so parameters can change per tenant.
 ///

@@ -1,5 +1,5 @@
 public import Hummingbird
-import Logging
+public import Logging
 public import PortcullisCore
 
 /// The first middleware of the router: every error becomes an ``AuthError``,
