@@ -12,7 +12,9 @@ public struct AdminKeyService: Sendable {
     }
 
     /// Creates a key; the returned secret exists nowhere else and is shown once.
-    public func create(displayName: String, scope: AdminScope, actor: String) async throws -> (
+    public func create(
+        displayName: String, scope: AdminScope, actor: String
+    ) async throws -> (
         key: AdminKey, secret: String
     ) {
         guard !displayName.isEmpty, displayName.count <= 256 else {

@@ -1,6 +1,6 @@
 import Foundation
-import NIOPosix
 public import Logging
+import NIOPosix
 public import PortcullisCore
 public import PortcullisCrypto
 public import PortcullisStore

@@ -66,7 +66,8 @@ enum PortcullisBench {
     }
 
     static func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: portcullis-bench scrypt [threads] [seconds] | sign RS256|ES256|EdDSA [threads] [seconds]\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: portcullis-bench scrypt [threads] [seconds] | sign RS256|ES256|EdDSA [threads] [seconds]\n".utf8))
         exit(64)
     }
 }

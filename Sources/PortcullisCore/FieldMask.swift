@@ -16,7 +16,8 @@ public struct FieldMask: Sendable, Equatable {
         let raw = (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         var paths: [String] = []
         for path in raw where !path.isEmpty {
-            let camel = path.split(separator: ".", omittingEmptySubsequences: false).map { JSONValue.camelCase(String($0)) }.joined(separator: ".")
+            let camel = path.split(separator: ".", omittingEmptySubsequences: false).map { JSONValue.camelCase(String($0)) }.joined(
+                separator: ".")
             guard allowed.contains(camel) else {
                 throw AuthError(.invalidArgument, detail: "Invalid update mask path: \(path)")
             }

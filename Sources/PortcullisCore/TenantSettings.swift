@@ -202,9 +202,10 @@ extension TenantSettings {
             "recentLoginWindowSeconds": .integer(Int64(recentLoginWindowSeconds)),
             "refreshTokenReuseGraceSeconds": .integer(Int64(refreshTokenReuseGraceSeconds)),
             "oobCodeLifetimeSeconds": .integer(Int64(oobCodeLifetimeSeconds)),
-            "trustedEmailDomains": .array(trustedEmailDomains.map {
-                .object(["providerId": .string($0.providerId), "domain": .string($0.domain)])
-            }),
+            "trustedEmailDomains": .array(
+                trustedEmailDomains.map {
+                    .object(["providerId": .string($0.providerId), "domain": .string($0.domain)])
+                }),
         ]
         if let displayName { members["displayName"] = .string(displayName) }
         if let scryptParameters { members["scryptParameters"] = scryptParameters.json }

@@ -170,8 +170,12 @@ extension TenantSettings.PasswordPolicy {
         guard enforcementState == .enforce else { return }
         var missing: [String] = []
         if password.count > maxPasswordLength { missing.append("Password may contain at most \(maxPasswordLength) characters") }
-        if containsLowercaseCharacter, !password.contains(where: \.isLowercase) { missing.append("Password must contain a lower case character") }
-        if containsUppercaseCharacter, !password.contains(where: \.isUppercase) { missing.append("Password must contain an upper case character") }
+        if containsLowercaseCharacter, !password.contains(where: \.isLowercase) {
+            missing.append("Password must contain a lower case character")
+        }
+        if containsUppercaseCharacter, !password.contains(where: \.isUppercase) {
+            missing.append("Password must contain an upper case character")
+        }
         if containsNumericCharacter, !password.contains(where: \.isNumber) { missing.append("Password must contain a numeric character") }
         if containsNonAlphanumericCharacter, !password.contains(where: { !$0.isLetter && !$0.isNumber }) {
             missing.append("Password must contain a non-alphanumeric character")

@@ -25,7 +25,8 @@ public struct SigningKey: Sendable {
             let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
             return SigningKey(
                 kid: kid, algorithm: algorithm,
-                publicJWK: jwk(kid: kid, alg: "RS256", ["kty": "RSA", "n": Base64URL.encode(Array(modulus)), "e": Base64URL.encode(Array(exponent))]),
+                publicJWK: jwk(
+                    kid: kid, alg: "RS256", ["kty": "RSA", "n": Base64URL.encode(Array(modulus)), "e": Base64URL.encode(Array(exponent))]),
                 privateMaterial: key.pemRepresentation)
         case .es256:
             let key = ES256PrivateKey()
@@ -38,7 +39,8 @@ public struct SigningKey: Sendable {
             let key = try EdDSA.PrivateKey(curve: .ed25519)
             return SigningKey(
                 kid: kid, algorithm: algorithm,
-                publicJWK: jwk(kid: kid, alg: "EdDSA", ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(Array(key.publicKey.rawRepresentation))]),
+                publicJWK: jwk(
+                    kid: kid, alg: "EdDSA", ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(Array(key.publicKey.rawRepresentation))]),
                 privateMaterial: Base64URL.encode(Array(key.rawRepresentation)))
         }
     }

@@ -173,7 +173,7 @@ public struct RefreshSessionRepository: Sendable {
                     return (state.session, state.user)
                 case .rotate:
                     guard !state.user.disabled else { throw AuthError(.userDisabled) }
-                    // The session changed between the two statements: try again.
+                // The session changed between the two statements: try again.
                 }
             }
             throw AuthError(.invalidRefreshToken)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import PortcullisCore
 import PortcullisAuth
+import PortcullisCore
 import PortcullisStore
 
 /// `portcullis admin-keys create|list|revoke`: admin keys, straight against the database.
@@ -26,7 +26,9 @@ struct AdminKeysCommand: AsyncParsableCommand {
                 try await AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger))
                     .create(displayName: name, scope: scope, actor: "cli")
             }
-            print("created admin key \(key.keyId) (\(key.scope.tenantId.map { "tenant \($0)" } ?? "project")) — the secret is shown only now:")
+            print(
+                "created admin key \(key.keyId) (\(key.scope.tenantId.map { "tenant \($0)" } ?? "project")) — the secret is shown only now:"
+            )
             print(secret)
         }
     }

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
-import PortcullisAuth
 import PortcullisStore
 
 /// `portcullis dev`: a ready-to-try daemon on a private database.

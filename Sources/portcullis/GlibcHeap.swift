@@ -1,7 +1,8 @@
+import ServiceLifecycle
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ServiceLifecycle
 
 /// How the daemon keeps glibc's heap small: few arenas, and freed memory handed back.
 ///

@@ -16,6 +16,9 @@ struct MigrateCommand: AsyncParsableCommand {
             let applied = try await migrator.migrate()
             return (applied, try await migrator.currentVersion())
         }
-        print(applied.isEmpty ? "schema is current (version \(version))" : "applied \(applied.map(String.init).joined(separator: ", ")); schema version \(version)")
+        print(
+            applied.isEmpty
+                ? "schema is current (version \(version))"
+                : "applied \(applied.map(String.init).joined(separator: ", ")); schema version \(version)")
     }
 }

@@ -1,9 +1,9 @@
 import Configuration
 import Foundation
 import Logging
+import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
-import PortcullisAuth
 import PortcullisHTTP
 import PortcullisStore
 
@@ -55,8 +55,8 @@ struct Settings: Sendable, Equatable {
         get throws {
             guard let masterKey else { throw SettingsError(key: "master_key.file", reason: "is required") }
             return ServerConfiguration(
-            projectId: projectId, publicURL: publicURL, host: listenHost, port: listenPort, database: database,
-            apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey.key,
+                projectId: projectId, publicURL: publicURL, host: listenHost, port: listenPort, database: database,
+                apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey.key,
                 abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
                 trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
                 requestTimeout: .seconds(requestTimeoutSeconds))
@@ -99,7 +99,9 @@ struct SettingsLoader {
             InMemoryProvider(
                 name: "flags",
                 values: Dictionary(
-                    uniqueKeysWithValues: overrides.map { (AbsoluteConfigKey($0.key.split(separator: ".").map(String.init)), ConfigValue(.string($0.value), isSecret: false)) })),
+                    uniqueKeysWithValues: overrides.map {
+                        (AbsoluteConfigKey($0.key.split(separator: ".").map(String.init)), ConfigValue(.string($0.value), isSecret: false))
+                    })),
             EnvironmentVariablesProvider(
                 environmentVariables: environment,
                 secretsSpecifier: .dynamic { key, _ in key.contains("PASSWORD") || key.contains("KEY") }

@@ -1,3 +1,6 @@
+import Foundation
+import ServiceLifecycle
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,8 +8,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import ServiceLifecycle
 
 /// systemd's `sd_notify` protocol: one datagram to `$NOTIFY_SOCKET`, no libsystemd.
 enum SystemdNotifier {

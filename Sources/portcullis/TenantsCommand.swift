@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import PortcullisCore
-import PortcullisAuth
-import PortcullisStore
 import Logging
+import PortcullisAuth
+import PortcullisCore
+import PortcullisStore
 
 /// `portcullis tenants list|create|show|set`: tenants, straight against the database.
 ///

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import PortcullisTestSupport
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The built `portcullis` binary, run as a child process.
 final class DaemonProcess: Sendable {
@@ -64,7 +65,9 @@ final class DaemonProcess: Sendable {
     }
 
     /// Runs to completion.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:]
+    ) async throws -> (
         status: Int32, stdout: String, stderr: String
     ) {
         let daemon = try DaemonProcess(arguments, environment: environment)

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import PortcullisStore
 import PortcullisTestSupport
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("The portcullis executable")
 struct DaemonTests {
@@ -12,22 +13,48 @@ struct DaemonTests {
         "postgres://\(settings.user)@\(settings.host):\(settings.port)/\(settings.database)"
     }
 
-    @Test("a missing or invalid setting exits 78 naming the key", arguments: [
-        (["serve", "--listen-port", "abc", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], [String: String](), "listen.port"),
-        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_LISTEN_PORT": "99999"], "listen.port"),
-        (["migrate", "--database-url", "postgres://u@127.0.0.1/d"], [:], "project_id"),
-        (["migrate", "--project-id", "p"], [:], "database.url"),
-        (["migrate", "--project-id", "p", "--database-url", "mysql://nope"], [:], "database.url"),
-        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d", "--log-level", "loud"], [:], "log.level"),
-        (["serve", "--config", "/nonexistent/portcullis.yaml"], [:], "config"),
-        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_PUBLIC_URL": "ftp://x"], "public_url"),
-        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], [:], "master_key"),
-        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_MASTER_KEY_FILE": "/nonexistent"], "master_key.file"),
-        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_MASTER_KEY_ENV": "MK", "MK": "short"], "master_key.env"),
-        (["migrate", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_DATABASE_TLS": "sometimes"], "database.tls"),
-        (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_TRUSTED_PROXIES": "10.0.0.0/8, 10.1.0.0/99"], "trusted_proxies"),
-        (["migrate", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_LISTEN_IDLE_TIMEOUT_SECONDS": "0"], "listen.idle_timeout_seconds"),
-    ])
+    @Test(
+        "a missing or invalid setting exits 78 naming the key",
+        arguments: [
+            (
+                ["serve", "--listen-port", "abc", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], [String: String](),
+                "listen.port"
+            ),
+            (
+                ["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_LISTEN_PORT": "99999"],
+                "listen.port"
+            ),
+            (["migrate", "--database-url", "postgres://u@127.0.0.1/d"], [:], "project_id"),
+            (["migrate", "--project-id", "p"], [:], "database.url"),
+            (["migrate", "--project-id", "p", "--database-url", "mysql://nope"], [:], "database.url"),
+            (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d", "--log-level", "loud"], [:], "log.level"),
+            (["serve", "--config", "/nonexistent/portcullis.yaml"], [:], "config"),
+            (
+                ["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_PUBLIC_URL": "ftp://x"],
+                "public_url"
+            ),
+            (["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], [:], "master_key"),
+            (
+                ["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"],
+                ["PORTCULLIS_MASTER_KEY_FILE": "/nonexistent"], "master_key.file"
+            ),
+            (
+                ["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"],
+                ["PORTCULLIS_MASTER_KEY_ENV": "MK", "MK": "short"], "master_key.env"
+            ),
+            (
+                ["migrate", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"], ["PORTCULLIS_DATABASE_TLS": "sometimes"],
+                "database.tls"
+            ),
+            (
+                ["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"],
+                ["PORTCULLIS_TRUSTED_PROXIES": "10.0.0.0/8, 10.1.0.0/99"], "trusted_proxies"
+            ),
+            (
+                ["migrate", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"],
+                ["PORTCULLIS_LISTEN_IDLE_TIMEOUT_SECONDS": "0"], "listen.idle_timeout_seconds"
+            ),
+        ])
     func configErrors(arguments: [String], environment: [String: String], key: String) async throws {
         let result = try await DaemonProcess.run(arguments, environment: environment)
         #expect(result.status == 78, "stderr: \(result.stderr)")
@@ -42,7 +69,8 @@ struct DaemonTests {
         let withoutTLS = try await DaemonProcess.run(
             ["migrate", "--project-id", "p", "--database-url", Self.url(settings)], environment: ["PORTCULLIS_DATABASE_TLS": "require"])
         #expect(withoutTLS.status != 0)
-        #expect(withoutTLS.stderr.contains("\(settings.host):\(settings.port)") && withoutTLS.stderr.contains("TLS"), "\(withoutTLS.stderr)")
+        #expect(
+            withoutTLS.stderr.contains("\(settings.host):\(settings.port)") && withoutTLS.stderr.contains("TLS"), "\(withoutTLS.stderr)")
         let nobody = try await DaemonProcess.run(["migrate", "--project-id", "p", "--database-url", "postgres://u:pw-secret@127.0.0.1:1/d"])
         #expect(nobody.status != 0)
         #expect(nobody.stderr.contains("cannot connect to PostgreSQL at 127.0.0.1:1"), "\(nobody.stderr)")
@@ -91,17 +119,17 @@ struct DaemonTests {
         let file = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).yaml"
         func writeConfig(level: String) throws {
             try """
-                project_id: lifecycle
-                listen:
-                  host: 127.0.0.1
-                  port: 0
-                database:
-                  url: \(Self.url(settings))
-                log:
-                  level: \(level)
-                master_key:
-                  file: \(keyFile)
-                """.write(toFile: file, atomically: true, encoding: .utf8)
+            project_id: lifecycle
+            listen:
+              host: 127.0.0.1
+              port: 0
+            database:
+              url: \(Self.url(settings))
+            log:
+              level: \(level)
+            master_key:
+              file: \(keyFile)
+            """.write(toFile: file, atomically: true, encoding: .utf8)
         }
         let keyFile = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).key"
         try String(repeating: "ab", count: 32).write(toFile: keyFile, atomically: true, encoding: .utf8)

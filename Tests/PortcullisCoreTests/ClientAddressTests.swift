@@ -12,20 +12,22 @@ struct ClientAddressTests {
         var testDescription: String { "\(peer) + \(forwardedFor) → \(expected)" }
     }
 
-    @Test("the client is the TCP peer unless a trusted proxy forwards for it; the right-most untrusted hop wins", arguments: [
-        // An untrusted peer's header is ignored, whatever it claims.
-        Case(peer: "203.0.113.9", forwardedFor: ["198.51.100.1"], expected: "203.0.113.9"),
-        Case(peer: "10.1.2.3", forwardedFor: [], expected: "10.1.2.3"),
-        Case(peer: "10.1.2.3", forwardedFor: ["198.51.100.1"], expected: "198.51.100.1"),
-        // A client writing its own X-Forwarded-For cannot pick the address counted: the proxy appends the real one.
-        Case(peer: "10.1.2.3", forwardedFor: ["1.2.3.4, 198.51.100.1"], expected: "198.51.100.1"),
-        Case(peer: "10.1.2.3", forwardedFor: ["1.2.3.4", "198.51.100.1, 10.9.9.9"], expected: "198.51.100.1"),
-        Case(peer: "10.1.2.3", forwardedFor: ["10.4.4.4, 10.5.5.5"], expected: "10.4.4.4"),
-        Case(peer: "10.1.2.3", forwardedFor: ["garbage, 198.51.100.1"], expected: "198.51.100.1"),
-        Case(peer: "10.1.2.3", forwardedFor: ["198.51.100.1, garbage"], expected: "10.1.2.3"),
-        Case(peer: "2001:db8:ffff::1", forwardedFor: ["2001:db8:1:2::5"], expected: "2001:db8:1:2::5"),
-        Case(peer: "::ffff:10.1.2.3", forwardedFor: ["198.51.100.7"], expected: "198.51.100.7"),
-    ])
+    @Test(
+        "the client is the TCP peer unless a trusted proxy forwards for it; the right-most untrusted hop wins",
+        arguments: [
+            // An untrusted peer's header is ignored, whatever it claims.
+            Case(peer: "203.0.113.9", forwardedFor: ["198.51.100.1"], expected: "203.0.113.9"),
+            Case(peer: "10.1.2.3", forwardedFor: [], expected: "10.1.2.3"),
+            Case(peer: "10.1.2.3", forwardedFor: ["198.51.100.1"], expected: "198.51.100.1"),
+            // A client writing its own X-Forwarded-For cannot pick the address counted: the proxy appends the real one.
+            Case(peer: "10.1.2.3", forwardedFor: ["1.2.3.4, 198.51.100.1"], expected: "198.51.100.1"),
+            Case(peer: "10.1.2.3", forwardedFor: ["1.2.3.4", "198.51.100.1, 10.9.9.9"], expected: "198.51.100.1"),
+            Case(peer: "10.1.2.3", forwardedFor: ["10.4.4.4, 10.5.5.5"], expected: "10.4.4.4"),
+            Case(peer: "10.1.2.3", forwardedFor: ["garbage, 198.51.100.1"], expected: "198.51.100.1"),
+            Case(peer: "10.1.2.3", forwardedFor: ["198.51.100.1, garbage"], expected: "10.1.2.3"),
+            Case(peer: "2001:db8:ffff::1", forwardedFor: ["2001:db8:1:2::5"], expected: "2001:db8:1:2::5"),
+            Case(peer: "::ffff:10.1.2.3", forwardedFor: ["198.51.100.7"], expected: "198.51.100.7"),
+        ])
     func resolve(_ test: Case) {
         let client = ClientAddress.resolve(
             peer: IPAddress(test.peer), forwardedFor: test.forwardedFor, trustedProxies: Self.proxies)

@@ -6,9 +6,11 @@ struct FieldMaskTests {
     let current: JSONValue = .object([
         "displayName": .string("old"),
         "allowPasswordSignup": .bool(true),
-        "client": .object(["permissions": .object([
-            "disabledUserSignup": .bool(false), "disabledUserDeletion": .bool(true),
-        ])]),
+        "client": .object([
+            "permissions": .object([
+                "disabledUserSignup": .bool(false), "disabledUserDeletion": .bool(true),
+            ])
+        ]),
     ])
 
     @Test("only the masked paths change")
@@ -45,10 +47,12 @@ struct FieldMaskTests {
         #expect(settings.displayName == nil)
     }
 
-    @Test("snake_case paths are accepted; unknown paths are INVALID_ARGUMENT", arguments: [
-        ("client.permissions.disabled_user_signup", true), ("allow_password_signup,display_name", true),
-        ("client.nope", false), ("name", false), ("tenantId", false), ("client..permissions", false),
-    ])
+    @Test(
+        "snake_case paths are accepted; unknown paths are INVALID_ARGUMENT",
+        arguments: [
+            ("client.permissions.disabled_user_signup", true), ("allow_password_signup,display_name", true),
+            ("client.nope", false), ("name", false), ("tenantId", false), ("client..permissions", false),
+        ])
     func validation(path: String, valid: Bool) {
         if valid {
             #expect(throws: Never.self) { try FieldMask(parsing: path, allowed: TenantSettings.maskablePaths) }

@@ -14,19 +14,21 @@ struct SelfServicePolicyTests {
         var testDescription: String { "\(method) → \(expected?.rawValue ?? "allowed")" }
     }
 
-    @Test("sign-up decisions", arguments: [
-        Case(method: .password, expected: nil),
-        Case(method: .anonymous, expected: nil),
-        Case(method: .federated, expected: nil),
-        Case(signUpDisabled: true, method: .password, expected: .adminOnlyOperation),
-        Case(signUpDisabled: true, method: .anonymous, expected: .adminOnlyOperation),
-        Case(signUpDisabled: true, method: .federated, expected: .adminOnlyOperation),
-        Case(passwordAllowed: false, method: .password, expected: .operationNotAllowed),
-        Case(anonymousAllowed: false, method: .anonymous, expected: .adminOnlyOperation),
-        Case(passwordAllowed: false, method: .federated, expected: nil),
-        Case(authDisabled: true, method: .password, expected: .projectDisabled),
-        Case(signUpDisabled: true, authDisabled: true, method: .anonymous, expected: .projectDisabled),
-    ])
+    @Test(
+        "sign-up decisions",
+        arguments: [
+            Case(method: .password, expected: nil),
+            Case(method: .anonymous, expected: nil),
+            Case(method: .federated, expected: nil),
+            Case(signUpDisabled: true, method: .password, expected: .adminOnlyOperation),
+            Case(signUpDisabled: true, method: .anonymous, expected: .adminOnlyOperation),
+            Case(signUpDisabled: true, method: .federated, expected: .adminOnlyOperation),
+            Case(passwordAllowed: false, method: .password, expected: .operationNotAllowed),
+            Case(anonymousAllowed: false, method: .anonymous, expected: .adminOnlyOperation),
+            Case(passwordAllowed: false, method: .federated, expected: nil),
+            Case(authDisabled: true, method: .password, expected: .projectDisabled),
+            Case(signUpDisabled: true, authDisabled: true, method: .anonymous, expected: .projectDisabled),
+        ])
     func signUp(_ test: Case) {
         var settings = TenantSettings()
         settings.permissions.disabledUserSignup = test.signUpDisabled
@@ -58,14 +60,16 @@ struct SelfServicePolicyTests {
 
 @Suite("Admin scope")
 struct AdminAccessTests {
-    @Test("a project key covers everything, a tenant key only its tenant", arguments: [
-        (AdminScope.project, AdminTarget.project, true),
-        (AdminScope.project, AdminTarget.tenant("a"), true),
-        (AdminScope.tenant("a"), AdminTarget.tenant("a"), true),
-        (AdminScope.tenant("a"), AdminTarget.tenant("b"), false),
-        (AdminScope.tenant("a"), AdminTarget.project, false),
-        (AdminScope.tenant("a"), AdminTarget.tenant("A"), false),
-    ])
+    @Test(
+        "a project key covers everything, a tenant key only its tenant",
+        arguments: [
+            (AdminScope.project, AdminTarget.project, true),
+            (AdminScope.project, AdminTarget.tenant("a"), true),
+            (AdminScope.tenant("a"), AdminTarget.tenant("a"), true),
+            (AdminScope.tenant("a"), AdminTarget.tenant("b"), false),
+            (AdminScope.tenant("a"), AdminTarget.project, false),
+            (AdminScope.tenant("a"), AdminTarget.tenant("A"), false),
+        ])
     func authorize(scope: AdminScope, target: AdminTarget, allowed: Bool) {
         let principal = AdminPrincipal(keyId: "k", scope: scope)
         if allowed {
@@ -89,9 +93,11 @@ struct TenantIDTests {
         #expect(TenantID.generate(displayName: "!!!").hasPrefix("tenant-"))
     }
 
-    @Test("ids with anything but letters, digits and hyphens are invalid", arguments: [
-        "", "a b", "a'b", "a;b", "a\u{0}b", "é", String(repeating: "a", count: 129), "../x",
-    ])
+    @Test(
+        "ids with anything but letters, digits and hyphens are invalid",
+        arguments: [
+            "", "a b", "a'b", "a;b", "a\u{0}b", "é", String(repeating: "a", count: 129), "../x",
+        ])
     func invalid(id: String) {
         #expect(!TenantID.isValid(id))
     }
@@ -137,33 +143,41 @@ struct ProviderLinkTests {
 @Suite("Session rules")
 struct SessionRuleTests {
     /// A session that started at `started` (seconds) and last rotated at `rotated`.
-    static func state(_ presented: RefreshTokenPolicy.Presented, revoked: Bool = false, started: Int64 = 100, rotated: Int64)
+    static func state(
+        _ presented: RefreshTokenPolicy.Presented, revoked: Bool = false, started: Int64 = 100, rotated: Int64
+    )
         -> RefreshTokenPolicy.State
     {
         .init(presented: presented, revoked: revoked, started: Timestamp(seconds: started), issuedAt: rotated)
     }
 
-    @Test("refresh decisions", arguments: [
-        (SessionRuleTests.state(.current, rotated: 100), Timestamp(seconds: 0), Int64(200), 10, RefreshTokenPolicy.Decision.rotate),
-        (SessionRuleTests.state(.current, revoked: true, rotated: 100), Timestamp(seconds: 0), 200, 10, .invalid),
-        (SessionRuleTests.state(.previous, revoked: true, rotated: 195), Timestamp(seconds: 0), 200, 10, .invalid),
-        (SessionRuleTests.state(.current, rotated: 100), Timestamp(seconds: 101), 200, 10, .expired),
-        (SessionRuleTests.state(.previous, rotated: 195), Timestamp(seconds: 196), 200, 10, .expired),
-        (SessionRuleTests.state(.current, rotated: 100), Timestamp(seconds: 100), 200, 10, .rotate),
-        // Revocation judges the session's start, never its latest rotation: a session that
-        // kept rotating after the watermark is still dead.
-        (SessionRuleTests.state(.current, started: 100, rotated: 150), Timestamp(seconds: 120), 200, 10, .expired),
-        // ... to the microsecond: a revocation 1 µs after the sign-in, in the same second.
-        (.init(presented: .current, revoked: false, started: Timestamp(microseconds: 100_000_000), issuedAt: 100),
-            Timestamp(microseconds: 100_000_001), 100, 10, .expired),
-        (.init(presented: .current, revoked: false, started: Timestamp(microseconds: 100_000_001), issuedAt: 100),
-            Timestamp(microseconds: 100_000_001), 100, 10, .rotate),
-        (SessionRuleTests.state(.previous, rotated: 190), Timestamp(seconds: 0), 200, 10, .replayWithinGrace),
-        (SessionRuleTests.state(.previous, rotated: 189), Timestamp(seconds: 0), 200, 10, .reuseDetected),
-        (SessionRuleTests.state(.previous, rotated: 200), Timestamp(seconds: 0), 200, 0, .replayWithinGrace),
-        (SessionRuleTests.state(.previous, rotated: 199), Timestamp(seconds: 0), 200, 0, .reuseDetected),
-        (SessionRuleTests.state(.older, rotated: 200), Timestamp(seconds: 0), 200, 10, .reuseDetected),
-    ])
+    @Test(
+        "refresh decisions",
+        arguments: [
+            (SessionRuleTests.state(.current, rotated: 100), Timestamp(seconds: 0), Int64(200), 10, RefreshTokenPolicy.Decision.rotate),
+            (SessionRuleTests.state(.current, revoked: true, rotated: 100), Timestamp(seconds: 0), 200, 10, .invalid),
+            (SessionRuleTests.state(.previous, revoked: true, rotated: 195), Timestamp(seconds: 0), 200, 10, .invalid),
+            (SessionRuleTests.state(.current, rotated: 100), Timestamp(seconds: 101), 200, 10, .expired),
+            (SessionRuleTests.state(.previous, rotated: 195), Timestamp(seconds: 196), 200, 10, .expired),
+            (SessionRuleTests.state(.current, rotated: 100), Timestamp(seconds: 100), 200, 10, .rotate),
+            // Revocation judges the session's start, never its latest rotation: a session that
+            // kept rotating after the watermark is still dead.
+            (SessionRuleTests.state(.current, started: 100, rotated: 150), Timestamp(seconds: 120), 200, 10, .expired),
+            // ... to the microsecond: a revocation 1 µs after the sign-in, in the same second.
+            (
+                .init(presented: .current, revoked: false, started: Timestamp(microseconds: 100_000_000), issuedAt: 100),
+                Timestamp(microseconds: 100_000_001), 100, 10, .expired
+            ),
+            (
+                .init(presented: .current, revoked: false, started: Timestamp(microseconds: 100_000_001), issuedAt: 100),
+                Timestamp(microseconds: 100_000_001), 100, 10, .rotate
+            ),
+            (SessionRuleTests.state(.previous, rotated: 190), Timestamp(seconds: 0), 200, 10, .replayWithinGrace),
+            (SessionRuleTests.state(.previous, rotated: 189), Timestamp(seconds: 0), 200, 10, .reuseDetected),
+            (SessionRuleTests.state(.previous, rotated: 200), Timestamp(seconds: 0), 200, 0, .replayWithinGrace),
+            (SessionRuleTests.state(.previous, rotated: 199), Timestamp(seconds: 0), 200, 0, .reuseDetected),
+            (SessionRuleTests.state(.older, rotated: 200), Timestamp(seconds: 0), 200, 10, .reuseDetected),
+        ])
     func refresh(state: RefreshTokenPolicy.State, validSince: Timestamp, now: Int64, grace: Int, expected: RefreshTokenPolicy.Decision) {
         #expect(RefreshTokenPolicy.decide(state, validSince: validSince, now: now, graceSeconds: grace) == expected)
     }
@@ -181,15 +195,17 @@ struct SessionRuleTests {
         #expect(Timestamp(microseconds: -1).seconds == -1 && Timestamp(microseconds: 1_999_999).seconds == 1)
     }
 
-    @Test("what each change revokes", arguments: [
-        (UserUpdate(passwordHash: "h"), true),
-        (UserUpdate(email: .some("a@example.com")), true),
-        (UserUpdate(email: .some(nil)), true),
-        (UserUpdate(disabled: true), true),
-        (UserUpdate(disabled: false), false),
-        (UserUpdate(displayName: .some("n"), photoURL: .some(nil)), false),
-        (UserUpdate(emailVerified: true, customAttributes: ["role": "admin"]), false),
-    ])
+    @Test(
+        "what each change revokes",
+        arguments: [
+            (UserUpdate(passwordHash: "h"), true),
+            (UserUpdate(email: .some("a@example.com")), true),
+            (UserUpdate(email: .some(nil)), true),
+            (UserUpdate(disabled: true), true),
+            (UserUpdate(disabled: false), false),
+            (UserUpdate(displayName: .some("n"), photoURL: .some(nil)), false),
+            (UserUpdate(emailVerified: true, customAttributes: ["role": "admin"]), false),
+        ])
     func revocations(update: UserUpdate, revokes: Bool) {
         var applied = update
         let now = Timestamp(seconds: 500)
@@ -212,9 +228,13 @@ struct SessionRuleTests {
     @Test("recent sign-in, custom claims, passwords and emails")
     func rules() throws {
         #expect(throws: Never.self) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 400, windowSeconds: 300) }
-        #expect(throws: AuthError(.credentialTooOldLoginAgain)) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 401, windowSeconds: 300) }
+        #expect(throws: AuthError(.credentialTooOldLoginAgain)) {
+            try SessionPolicy.requireRecentSignIn(authTime: 100, now: 401, windowSeconds: 300)
+        }
         // Anonymous accounts have no credential to sign in again with.
-        #expect(throws: Never.self) { try SessionPolicy.requireRecentSignIn(authTime: 100, now: 9_999, windowSeconds: 300, anonymous: true) }
+        #expect(throws: Never.self) {
+            try SessionPolicy.requireRecentSignIn(authTime: 100, now: 9_999, windowSeconds: 300, anonymous: true)
+        }
 
         #expect(throws: AuthError(.forbiddenClaim, detail: "aud")) { try CustomClaims.validate(["aud": "x", "role": "y"]) }
         #expect(throws: AuthError(.claimsTooLarge)) { try CustomClaims.validate(["big": .string(String(repeating: "x", count: 1000))]) }

@@ -60,7 +60,10 @@ struct TenantSettingsTests {
             (#"{"signingAlgorithm": "HS256"}"#, "signingAlgorithm"),
             (#"{"trustedEmailDomains": [{"providerId": "evil.com", "domain": "a.com"}]}"#, "providerId"),
             (#"{"trustedEmailDomains": {"x": 1}}"#, "trustedEmailDomains"),
-            (#"{"passwordPolicyConfig": {"passwordPolicyVersions": [{"customStrengthOptions": {"minPasswordLength": 4}}]}}"#, "minPasswordLength"),
+            (
+                #"{"passwordPolicyConfig": {"passwordPolicyVersions": [{"customStrengthOptions": {"minPasswordLength": 4}}]}}"#,
+                "minPasswordLength"
+            ),
             (#"{"displayName": ""}"#, "displayName"),
             (#"{"displayName": ["a"]}"#, "displayName"),
             (#"{"scryptParameters": {"logN": 9}}"#, "scryptParameters"),
@@ -87,7 +90,8 @@ struct TenantSettingsTests {
         #expect(TenantSettings().scryptParameters == nil)
         #expect(TenantSettings().json.value(at: ["scryptParameters"]) == nil)
         // Exactly 16 × the default's work is the most a tenant may ask for.
-        #expect(try Self.parse(#"{"scryptParameters": {"logN": 18, "r": 1, "p": 8}}"#).scryptParameters?.work == ScryptParameters.maximumWork)
+        #expect(
+            try Self.parse(#"{"scryptParameters": {"logN": 18, "r": 1, "p": 8}}"#).scryptParameters?.work == ScryptParameters.maximumWork)
         let settings = try Self.parse(#"{"scryptParameters": {"logN": 16}}"#)
         #expect(settings.scryptParameters == ScryptParameters(logN: 16, r: 8, p: 1))
         #expect(try TenantSettings(json: settings.json) == settings)
@@ -96,9 +100,11 @@ struct TenantSettingsTests {
 
 @Suite("JSON values")
 struct JSONValueTests {
-    @Test("malformed JSON and invalid UTF-8 are INVALID_ARGUMENT", arguments: [
-        Array("{".utf8), Array("{\"a\":}".utf8), [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D], Array("nul".utf8),
-    ])
+    @Test(
+        "malformed JSON and invalid UTF-8 are INVALID_ARGUMENT",
+        arguments: [
+            Array("{".utf8), Array("{\"a\":}".utf8), [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D], Array("nul".utf8),
+        ])
     func malformed(bytes: [UInt8]) {
         let error = #expect(throws: AuthError.self) { try JSONValue.parse(bytes) }
         #expect(error?.code == .invalidArgument)
@@ -126,22 +132,29 @@ struct JSONValueTests {
 
 @Suite("JSON parser and base64url")
 struct JSONParserTests {
-    @Test("accepted documents", arguments: [
-        (#" { "a" : [ 1 , -2.5e3 , true , null ] } "#, JSONValue.object(["a": .array([.integer(1), .double(-2500), .bool(true), .null])])),
-        (#""\u00e9\ud83d\ude00\n\"\\\/""#, .string("é😀\n\"\\/")),
-        ("0", .integer(0)),
-        ("-0.5", .double(-0.5)),
-        ("9223372036854775808", .double(9223372036854775808)),
-        (#"{"a":{},"b":[]}"#, .object(["a": .object([:]), "b": .array([])])),
-    ])
+    @Test(
+        "accepted documents",
+        arguments: [
+            (
+                #" { "a" : [ 1 , -2.5e3 , true , null ] } "#,
+                JSONValue.object(["a": .array([.integer(1), .double(-2500), .bool(true), .null])])
+            ),
+            (#""\u00e9\ud83d\ude00\n\"\\\/""#, .string("é😀\n\"\\/")),
+            ("0", .integer(0)),
+            ("-0.5", .double(-0.5)),
+            ("9223372036854775808", .double(9223372036854775808)),
+            (#"{"a":{},"b":[]}"#, .object(["a": .object([:]), "b": .array([])])),
+        ])
     func accepted(text: String, expected: JSONValue) throws {
         #expect(try JSONValue.parse(Array(text.utf8)) == expected)
     }
 
-    @Test("refused documents", arguments: [
-        "", " ", "{", "[1,]", #"{"a":1,}"#, "01", "1.", ".5", "1e", "+1", "tru", "nul", #""\ud83d""#, #""\udc00x""#,
-        #""\x""#, "\"a\u{01}b\"", #"{"a" 1}"#, "[1 2]", "1 2", "NaN", "1e999",
-    ])
+    @Test(
+        "refused documents",
+        arguments: [
+            "", " ", "{", "[1,]", #"{"a":1,}"#, "01", "1.", ".5", "1e", "+1", "tru", "nul", #""\ud83d""#, #""\udc00x""#,
+            #""\x""#, "\"a\u{01}b\"", #"{"a" 1}"#, "[1 2]", "1 2", "NaN", "1e999",
+        ])
     func refused(text: String) {
         #expect(throws: AuthError.self) { try JSONValue.parse(Array(text.utf8)) }
     }

@@ -1,7 +1,8 @@
 import PortcullisCore
-@testable import PortcullisCrypto
 import Synchronization
 import Testing
+
+@testable import PortcullisCrypto
 
 #if canImport(Glibc)
 import Glibc
@@ -131,7 +132,9 @@ struct PasswordHasherTests {
         let stranger = try await Keyring(active: SigningKey.generate(algorithm), keys: [])
         #expect(throws: Keyring.VerificationFailure.unknownKey) { try stranger.verify(token) }
         let parts = token.split(separator: ".")
-        #expect(throws: Keyring.VerificationFailure.badSignature) { try keyring.verify("\(parts[0]).\(parts[1]).\(parts[2].dropLast(4))AAAA") }
+        #expect(throws: Keyring.VerificationFailure.badSignature) {
+            try keyring.verify("\(parts[0]).\(parts[1]).\(parts[2].dropLast(4))AAAA")
+        }
         #expect(throws: Keyring.VerificationFailure.malformed) { try keyring.verify("a.b") }
         guard case .array(let published)? = keyring.jwks.value(at: ["keys"]) else { throw KeyringTestError.noKeys }
         #expect(published.count == 2)

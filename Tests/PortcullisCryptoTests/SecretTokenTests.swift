@@ -15,10 +15,12 @@ struct SecretTokenTests {
         #expect(AdminKeyCredential.generate().keyId != credential.keyId)
     }
 
-    @Test("malformed admin keys are refused without a lookup", arguments: [
-        "", "pcak_", "pcak_short_x", "bearer", "pcak_ABCDEFGHIJKLMNOP_x", "pcak_abcdefghijklmno'_x",
-        "AIzaSyD-api-key", String(repeating: "pcak_abcdefghijklmnop_", count: 20),
-    ])
+    @Test(
+        "malformed admin keys are refused without a lookup",
+        arguments: [
+            "", "pcak_", "pcak_short_x", "bearer", "pcak_ABCDEFGHIJKLMNOP_x", "pcak_abcdefghijklmno'_x",
+            "AIzaSyD-api-key", String(repeating: "pcak_abcdefghijklmnop_", count: 20),
+        ])
     func malformed(secret: String) {
         #expect(AdminKeyCredential.parse(secret) == nil)
     }

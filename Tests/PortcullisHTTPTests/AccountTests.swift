@@ -31,7 +31,8 @@ struct AccountTests {
             #expect(claims.value(at: ["sub"]) == .string(session.uid))
             #expect(claims.value(at: ["user_id"]) == .string(session.uid))
             #expect(claims.value(at: ["aud"]) == .string(TestGateway.projectId))
-            #expect(claims.value(at: ["iss"]) == .string("http://localhost/\(TestGateway.projectId)" + (tenant.map { "/tenants/\($0)" } ?? "")))
+            #expect(
+                claims.value(at: ["iss"]) == .string("http://localhost/\(TestGateway.projectId)" + (tenant.map { "/tenants/\($0)" } ?? "")))
             #expect(claims.value(at: ["email"]) == .string("ada@example.com"))
             #expect(claims.value(at: ["email_verified"]) == .bool(false))
             #expect(claims.value(at: ["firebase", "sign_in_provider"]) == .string("password"))
@@ -45,7 +46,9 @@ struct AccountTests {
             let text = lookup.serialized()
             #expect(!text.contains("passwordHash") && !text.contains("scrypt") && !text.contains("correct horse"))
 
-            func expectError(_ method: String, _ body: [String: JSONValue], _ message: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            func expectError(
+                _ method: String, _ body: [String: JSONValue], _ message: String, sourceLocation: SourceLocation = #_sourceLocation
+            ) async throws {
                 let response = try await gateway.endUser(method, body, tenant: tenant)
                 response.expectEnvelope(.badRequest, message, sourceLocation: sourceLocation)
             }
@@ -53,9 +56,13 @@ struct AccountTests {
             try await expectError("accounts:signUp", ["email": "not-an-email", "password": "secret1"], "INVALID_EMAIL")
             try await expectError("accounts:signUp", ["password": "secret1"], "MISSING_EMAIL")
             try await expectError("accounts:signUp", ["email": "b@example.com"], "MISSING_PASSWORD")
-            try await expectError("accounts:signUp", ["email": "b@example.com", "password": "12345"], "WEAK_PASSWORD : Password should be at least 6 characters")
-            try await expectError("accounts:signInWithPassword", ["email": "nobody@example.com", "password": "whatever"], "EMAIL_NOT_FOUND")
-            try await expectError("accounts:signInWithPassword", ["email": "ada@example.com", "password": "wrong password"], "INVALID_PASSWORD")
+            try await expectError(
+                "accounts:signUp", ["email": "b@example.com", "password": "12345"],
+                "WEAK_PASSWORD : Password should be at least 6 characters")
+            try await expectError(
+                "accounts:signInWithPassword", ["email": "nobody@example.com", "password": "whatever"], "EMAIL_NOT_FOUND")
+            try await expectError(
+                "accounts:signInWithPassword", ["email": "ada@example.com", "password": "wrong password"], "INVALID_PASSWORD")
             try await expectError("accounts:signInWithPassword", ["email": "ada@example.com"], "MISSING_PASSWORD")
             try await expectError("accounts:lookup", [:], "MISSING_ID_TOKEN")
             try await expectError("accounts:lookup", ["idToken": "garbage"], "INVALID_ID_TOKEN")
@@ -68,7 +75,9 @@ struct AccountTests {
         }
     }
 
-    @Test("provider links live in their own table: password sign-up links it, anonymous users have none, an upgrade links it and keeps the uid, an email change moves it, deletion removes it")
+    @Test(
+        "provider links live in their own table: password sign-up links it, anonymous users have none, an upgrade links it and keeps the uid, an email change moves it, deletion removes it"
+    )
     func providerLinks() async throws {
         try await Self.forEachScope { gateway, tenant in
             func links(_ uid: String) async throws -> [String] {
@@ -88,29 +97,35 @@ struct AccountTests {
             }
             let ada = try await gateway.signUp("links@example.com", tenant: tenant)
             #expect(try await links(ada.uid) == ["password:links@example.com"])
-            #expect(try await providerInfo(ada.idToken) == .array([.object([
-                "providerId": "password", "federatedId": "links@example.com", "rawId": "links@example.com",
-                "email": "links@example.com",
-            ])]))
+            #expect(
+                try await providerInfo(ada.idToken)
+                    == .array([
+                        .object([
+                            "providerId": "password", "federatedId": "links@example.com", "rawId": "links@example.com",
+                            "email": "links@example.com",
+                        ])
+                    ]))
             let methods = try await gateway.endUser("accounts:createAuthUri", ["identifier": "links@example.com"], tenant: tenant).json()
             #expect(methods.value(at: ["signinMethods"]) == .array(["password"]))
 
             let anonymous = try Session(try await gateway.endUser("accounts:signUp", [:], tenant: tenant).json())
             #expect(try await links(anonymous.uid).isEmpty)
             #expect(try await providerInfo(anonymous.idToken) == .array([]))
-            let upgraded = try Session(try await gateway.endUser(
-                "accounts:signUp",
-                ["idToken": .string(anonymous.idToken), "email": "upgraded@example.com", "password": "correct horse"],
-                tenant: tenant
-            ).json())
+            let upgraded = try Session(
+                try await gateway.endUser(
+                    "accounts:signUp",
+                    ["idToken": .string(anonymous.idToken), "email": "upgraded@example.com", "password": "correct horse"],
+                    tenant: tenant
+                ).json())
             #expect(upgraded.uid == anonymous.uid)
             #expect(upgraded.claims.value(at: ["firebase", "identities", "email"]) == .array(["upgraded@example.com"]))
             #expect(try await links(anonymous.uid) == ["password:upgraded@example.com"])
             #expect(try await gateway.signIn("upgraded@example.com", tenant: tenant).uid == anonymous.uid)
 
-            let moved = try Session(try await gateway.endUser(
-                "accounts:update", ["idToken": .string(upgraded.idToken), "email": "moved@example.com"], tenant: tenant
-            ).json())
+            let moved = try Session(
+                try await gateway.endUser(
+                    "accounts:update", ["idToken": .string(upgraded.idToken), "email": "moved@example.com"], tenant: tenant
+                ).json())
             #expect(try await links(anonymous.uid) == ["password:moved@example.com"])
             guard case .array(let info)? = try await providerInfo(moved.idToken) else { throw TestSetupError("no providers") }
             #expect(info.first?.value(at: ["federatedId"]) == .string("moved@example.com"))
@@ -181,7 +196,9 @@ struct AccountTests {
         }
     }
 
-    @Test("disabledUserSignup and disabledUserDeletion give ADMIN_ONLY_OPERATION to end users of that tenant only; admins still create and delete")
+    @Test(
+        "disabledUserSignup and disabledUserDeletion give ADMIN_ONLY_OPERATION to end users of that tenant only; admins still create and delete"
+    )
     func selfServiceRestrictions() async throws {
         try await TestGateway.run { gateway in
             let locked = try await gateway.createTenant(#"{"displayName":"locked","allowPasswordSignup":true,"enableAnonymousUser":true}"#)
@@ -214,8 +231,10 @@ struct AccountTests {
                 .post, "/v1/projects/\(TestGateway.projectId)/tenants/\(locked)/accounts:delete",
                 json: #"{"localId":"\#(existing.uid)"}"#)
             #expect(deleted.status == .ok)
-            try await gateway.endUser("accounts:signInWithPassword", ["email": "old@example.com", "password": "correct horse"], tenant: locked)
-                .expectEnvelope(.badRequest, "EMAIL_NOT_FOUND")
+            try await gateway.endUser(
+                "accounts:signInWithPassword", ["email": "old@example.com", "password": "correct horse"], tenant: locked
+            )
+            .expectEnvelope(.badRequest, "EMAIL_NOT_FOUND")
 
             // Switching back restores self-service.
             try await gateway.patchTenant(locked, mask: "client.permissions", #"{"client":{"permissions":{}}}"#)
@@ -249,10 +268,13 @@ struct AccountTests {
             #expect(uri.value(at: ["registered"]) == .bool(true))
             #expect(uri.value(at: ["signinMethods"]) == .array([.string("password")]))
 
-            try await gateway.patchTenant(tenant, mask: "emailPrivacyConfig", #"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true}}"#)
+            try await gateway.patchTenant(
+                tenant, mask: "emailPrivacyConfig", #"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true}}"#)
             for email in ["known@example.com", "unknown@example.com"] {
-                try await gateway.endUser("accounts:signInWithPassword", ["email": .string(email), "password": "wrong pass"], tenant: tenant)
-                    .expectEnvelope(.badRequest, "INVALID_LOGIN_CREDENTIALS")
+                try await gateway.endUser(
+                    "accounts:signInWithPassword", ["email": .string(email), "password": "wrong pass"], tenant: tenant
+                )
+                .expectEnvelope(.badRequest, "INVALID_LOGIN_CREDENTIALS")
                 let hidden = try await gateway.endUser("accounts:createAuthUri", ["identifier": .string(email)], tenant: tenant).json()
                 #expect(hidden.value(at: ["registered"]) == nil && hidden.value(at: ["signinMethods"]) == nil)
             }
@@ -267,7 +289,8 @@ struct AccountTests {
                 for index in 0..<20 {
                     group.addTask {
                         let email = index % 2 == 0 ? "race@example.com" : "RACE@example.com"
-                        let response = try await gateway.endUser("accounts:signUp", ["email": .string(email), "password": "secret12"], tenant: tenant)
+                        let response = try await gateway.endUser(
+                            "accounts:signUp", ["email": .string(email), "password": "secret12"], tenant: tenant)
                         return (response.status.code, response.errorMessage)
                     }
                 }
@@ -282,7 +305,8 @@ struct AccountTests {
     func attemptLimits() async throws {
         try await TestGateway.run { gateway in
             try await gateway.send(
-                .patch, "/v2/projects/\(TestGateway.projectId)/config?updateMask=allowPasswordSignup", json: #"{"allowPasswordSignup":true}"#)
+                .patch, "/v2/projects/\(TestGateway.projectId)/config?updateMask=allowPasswordSignup",
+                json: #"{"allowPasswordSignup":true}"#)
             _ = try await gateway.signUp("target@example.com")
             for _ in 0..<10 {
                 try await gateway.endUser("accounts:signInWithPassword", ["email": "target@example.com", "password": "guess123"])

@@ -26,9 +26,12 @@ struct AdminKeyTests {
             basic.expectEnvelope(.unauthorized, "UNAUTHENTICATED")
 
             #expect(try await gateway.send(.get, "\(gateway.tenants)/\(mine)", key: tenantKey).status == .ok)
-            #expect(try await gateway.send(
-                .patch, "\(gateway.tenants)/\(mine)?updateMask=client.permissions", json: #"{"client":{"permissions":{"disabledUserSignup":true}}}"#,
-                key: tenantKey).status == .ok)
+            #expect(
+                try await gateway.send(
+                    .patch, "\(gateway.tenants)/\(mine)?updateMask=client.permissions",
+                    json: #"{"client":{"permissions":{"disabledUserSignup":true}}}"#,
+                    key: tenantKey
+                ).status == .ok)
             #expect(try await gateway.send(.get, "\(gateway.tenants)/\(mine)/auditEvents", key: tenantKey).status == .ok)
             for (method, path) in [
                 (HTTPRequest.Method.get, "\(gateway.tenants)/\(other)"), (.patch, "\(gateway.tenants)/\(other)"),
@@ -40,8 +43,9 @@ struct AdminKeyTests {
                 try await gateway.send(method, path, json: "{}", key: tenantKey).expectEnvelope(.forbidden, "PERMISSION_DENIED")
             }
             // The other tenant is unchanged by anything the tenant key tried.
-            #expect(try await gateway.send(.get, "\(gateway.tenants)/\(other)").json()
-                .value(at: ["client", "permissions", "disabledUserSignup"]) == .bool(false))
+            #expect(
+                try await gateway.send(.get, "\(gateway.tenants)/\(other)").json()
+                    .value(at: ["client", "permissions", "disabledUserSignup"]) == .bool(false))
 
             let keyId = String(tenantKey.dropFirst(5).prefix(16))
             #expect(try await gateway.send(.delete, "\(project)/adminKeys/\(keyId)").status == .ok)
@@ -71,7 +75,8 @@ struct AdminKeyTests {
             let text = String(buffer: listing.body)
             #expect(text.contains(keyId) && !text.contains(secret) && !text.contains(String(secret.suffix(20))))
 
-            try await gateway.send(.post, keys, json: #"{"displayName":"x","tenantId":"no-such"}"#).expectEnvelope(.notFound, "TENANT_NOT_FOUND")
+            try await gateway.send(.post, keys, json: #"{"displayName":"x","tenantId":"no-such"}"#).expectEnvelope(
+                .notFound, "TENANT_NOT_FOUND")
             try await gateway.send(.post, keys, json: #"{"tenantId":"\#(tenant)"}"#).expectEnvelope(.badRequest, "INVALID_ARGUMENT")
 
             // Deleting the tenant removes its keys.

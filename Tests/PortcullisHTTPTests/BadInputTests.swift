@@ -13,7 +13,10 @@ struct BadInputTests {
         ("malformed JSON", Array(#"{"displayName": "#.utf8)),
         ("not an object", Array("[1,2,3]".utf8)),
         ("a bare string", Array(#""hello""#.utf8)),
-        ("invalid UTF-8", [0x7B, 0x22, 0x64, 0x69, 0x73, 0x70, 0x6C, 0x61, 0x79, 0x4E, 0x61, 0x6D, 0x65, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]),
+        (
+            "invalid UTF-8",
+            [0x7B, 0x22, 0x64, 0x69, 0x73, 0x70, 0x6C, 0x61, 0x79, 0x4E, 0x61, 0x6D, 0x65, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]
+        ),
         ("wrong types", Array(#"{"displayName": {"a": 1}, "allowPasswordSignup": [true], "client": 7}"#.utf8)),
         ("wrong nested type", Array(#"{"client": {"permissions": {"disabledUserSignup": "perhaps"}}}"#.utf8)),
         ("NUL character", Array(#"{"displayName": "a\u0000b"}"#.utf8)),
@@ -92,7 +95,9 @@ struct OperationsTests {
             try await gateway.send(.get, "/nowhere", key: .some(nil)).expectEnvelope(.notFound, "NOT_FOUND")
             try await gateway.send(.put, gateway.tenants).expectEnvelope(.notFound, "NOT_FOUND")
             let metrics = String(buffer: try await gateway.send(.get, "/metrics", key: .some(nil)).body)
-            #expect(metrics.contains(#"portcullis_http_requests_total{route="/v2/projects/{project}/tenants",method="POST",status="200"} 1"#), "\(metrics)")
+            #expect(
+                metrics.contains(#"portcullis_http_requests_total{route="/v2/projects/{project}/tenants",method="POST",status="200"} 1"#),
+                "\(metrics)")
             #expect(metrics.contains(#"status="404""#))
             #expect(metrics.contains("portcullis_http_request_duration_seconds_bucket"))
             #expect(metrics.contains("portcullis_db_pool_max_connections \(gateway.server.database.settings.maximumConnections)"))
@@ -112,11 +117,12 @@ struct EndUserBadInputTests {
                 "accounts:createAuthUri", "token",
             ]
             let huge = [UInt8](repeating: 0x20, count: 2 << 20)
-            let bodies: [[UInt8]] = BadInputTests.malformed.map(\.1) + [
-                huge,
-                Array(#"{"email": {"x": 1}, "password": ["secret-password-123"], "tenantId": "\#(tenant)"}"#.utf8),
-                Array(#"{"email": "a@b.com", "password": "secret-password-123", "tenantId": 42}"#.utf8),
-            ]
+            let bodies: [[UInt8]] =
+                BadInputTests.malformed.map(\.1) + [
+                    huge,
+                    Array(#"{"email": {"x": 1}, "password": ["secret-password-123"], "tenantId": "\#(tenant)"}"#.utf8),
+                    Array(#"{"email": "a@b.com", "password": "secret-password-123", "tenantId": 42}"#.utf8),
+                ]
             for method in methods {
                 for body in bodies {
                     let response = try await gateway.client.execute(

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -10,6 +7,10 @@ import PortcullisCore
 import PortcullisHTTP
 import PortcullisTestSupport
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a client's connection can and cannot do: who it counts as, how long it may hold on.
 @Suite("Client connections")
@@ -30,10 +31,13 @@ struct ClientConnectionTests {
 
     @Test("behind a trusted proxy, per-IP limits count the forwarded client; IPv6 clients by /64")
     func trustedProxyForwardsClient() async throws {
-        try await TestGateway.run(live: true, configure: {
-            Self.limitedPerIP(&$0)
-            $0.trustedProxies = [IPNetwork("127.0.0.0/8")!]
-        }) { gateway in
+        try await TestGateway.run(
+            live: true,
+            configure: {
+                Self.limitedPerIP(&$0)
+                $0.trustedProxies = [IPNetwork("127.0.0.0/8")!]
+            }
+        ) { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"xff","allowPasswordSignup":true}"#)
             for _ in 0..<3 {
                 #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "198.51.100.7") == "EMAIL_NOT_FOUND")
@@ -65,10 +69,13 @@ struct ClientConnectionTests {
 
     @Test("a client that sends a request head too slowly, or trickles its body, is disconnected")
     func slowClientsAreDisconnected() async throws {
-        try await TestGateway.run(live: true, configure: {
-            $0.idleTimeout = .seconds(1)
-            $0.requestTimeout = .seconds(2)
-        }) { gateway in
+        try await TestGateway.run(
+            live: true,
+            configure: {
+                $0.idleTimeout = .seconds(1)
+                $0.requestTimeout = .seconds(2)
+            }
+        ) { gateway in
             guard let port = gateway.client.port else { throw TestSetupError("no port") }
             // Half a request head, then nothing: the idle timeout closes it.
             let silent = try RawConnection(port: port)
@@ -79,7 +86,8 @@ struct ClientConnectionTests {
             // but the whole request must arrive within the request timeout.
             let trickle = try RawConnection(port: port)
             try trickle.send(
-                "POST /v1/accounts:signUp?key=\(TestGateway.apiKey) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+                "POST /v1/accounts:signUp?key=\(TestGateway.apiKey) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+            )
             var sent = 0
             while sent < 30, (try? trickle.send(" ")) != nil, !trickle.waitForClose(within: .milliseconds(300)) { sent += 1 }
             #expect(sent < 30, "the connection outlived 30 body bytes over 9 s")

@@ -1,11 +1,12 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-@testable import PortcullisAuth
 import PortcullisCore
-@testable import PortcullisHTTP
 import PortcullisTestSupport
 import Testing
+
+@testable import PortcullisAuth
+@testable import PortcullisHTTP
 
 /// Identity Toolkit behaviours a Firebase client relies on.
 @Suite("Identity Toolkit compatibility")
@@ -20,8 +21,10 @@ struct CompatibilityTests {
             let admin = try await gateway.send(.get, "\(gateway.tenants)/no-such-tenant")
             admin.expectEnvelope(.notFound, "TENANT_NOT_FOUND")
             #expect(try admin.json().value(at: ["error", "status"]) == .string("NOT_FOUND"))
-            try await gateway.send(.post, "/v1/projects/\(TestGateway.projectId)/tenants/no-such-tenant/accounts:lookup", json: #"{"localId":["x"]}"#)
-                .expectEnvelope(.notFound, "TENANT_NOT_FOUND")
+            try await gateway.send(
+                .post, "/v1/projects/\(TestGateway.projectId)/tenants/no-such-tenant/accounts:lookup", json: #"{"localId":["x"]}"#
+            )
+            .expectEnvelope(.notFound, "TENANT_NOT_FOUND")
         }
     }
 

@@ -29,7 +29,8 @@ struct DatabaseOutageTests {
             // What the listener records when its connection drops. PostgreSQL is in fact up, so
             // a 503 here can only come from the gate, never from waiting on the pool.
             database.setReachable(false)
-            let refused = try await gateway.endUser("accounts:signUp", ["email": .string("during@example.com"), "password": .string("correct horse")], tenant: tenant)
+            let refused = try await gateway.endUser(
+                "accounts:signUp", ["email": .string("during@example.com"), "password": .string("correct horse")], tenant: tenant)
             refused.expectEnvelope(.serviceUnavailable, "UNAVAILABLE")
             #expect(try await gateway.send(.get, "/readyz").status == .serviceUnavailable)
 

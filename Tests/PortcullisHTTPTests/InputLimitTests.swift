@@ -31,15 +31,19 @@ struct InputLimitTests {
                 "accounts:signUp", ["email": "l@example.com", "password": "correct horse", "displayName": .string(long)], tenant: tenant
             ).expectEnvelope(.badRequest, "INVALID_ARGUMENT")
             let session = try await gateway.signUp("l@example.com", tenant: tenant)
-            try await gateway.endUser("accounts:update", ["idToken": .string(session.idToken), "displayName": .string(long)], tenant: tenant)
-                .expectEnvelope(.badRequest, "INVALID_ARGUMENT")
+            try await gateway.endUser(
+                "accounts:update", ["idToken": .string(session.idToken), "displayName": .string(long)], tenant: tenant
+            )
+            .expectEnvelope(.badRequest, "INVALID_ARGUMENT")
             try await gateway.endUser(
                 "accounts:update", ["idToken": .string(session.idToken), "photoUrl": .string("https://example.com/" + long)], tenant: tenant
             ).expectEnvelope(.badRequest, "INVALID_ARGUMENT")
             let fine = try await gateway.endUser(
                 "accounts:update",
-                ["idToken": .string(session.idToken), "displayName": .string(String(repeating: "é", count: 256)),
-                 "photoUrl": "https://example.com/a.png"], tenant: tenant)
+                [
+                    "idToken": .string(session.idToken), "displayName": .string(String(repeating: "é", count: 256)),
+                    "photoUrl": "https://example.com/a.png",
+                ], tenant: tenant)
             #expect(fine.status == .ok, "\(String(buffer: fine.body))")
         }
     }

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Hummingbird
 import HummingbirdTesting
 import PortcullisAuth
@@ -12,6 +6,13 @@ import PortcullisCore
 import PortcullisHTTP
 import PortcullisTestSupport
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Independent peers: PyJWT verifies our tokens from the JWKS alone, and nginx's
 /// `auth_request` runs deploy/nginx-auth-request.conf against the real daemon.
@@ -42,13 +43,16 @@ struct InteropTests {
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
-    @Test("PyJWT verifies ID tokens from the tenant's JWKS, before and after rotation, and refuses another tenant's", arguments: ["RS256", "ES256", "EdDSA"])
+    @Test(
+        "PyJWT verifies ID tokens from the tenant's JWKS, before and after rotation, and refuses another tenant's",
+        arguments: ["RS256", "ES256", "EdDSA"])
     func pyjwt(algorithm: String) async throws {
         let python = try Self.tool("PORTCULLIS_TEST_PYTHON")
         let script = Self.packageRoot.appendingPathComponent("Tests/interop/verify_id_token.py").path
         try await TestGateway.run { gateway in
             let a = try await gateway.createTenant(#"{"displayName":"py","allowPasswordSignup":true,"signingAlgorithm":"\#(algorithm)"}"#)
-            let b = try await gateway.createTenant(#"{"displayName":"other","allowPasswordSignup":true,"signingAlgorithm":"\#(algorithm)"}"#)
+            let b = try await gateway.createTenant(
+                #"{"displayName":"other","allowPasswordSignup":true,"signingAlgorithm":"\#(algorithm)"}"#)
             let session = try await gateway.signUp("py@example.com", tenant: a)
             _ = try await gateway.signUp("py@example.com", tenant: b)
             let issuer = "http://localhost/\(TestGateway.projectId)/tenants/\(a)"
@@ -95,24 +99,24 @@ struct InteropTests {
                 .replacingOccurrences(of: "127.0.0.1:8000", with: "127.0.0.1:\(proxyPort)")
             try example.write(toFile: "\(directory)/portcullis.conf", atomically: true, encoding: .utf8)
             try """
-                daemon off;
-                pid \(directory)/nginx.pid;
-                error_log \(directory)/error.log;
-                events { worker_connections 64; }
-                http {
-                    access_log off;
-                    client_body_temp_path \(directory)/body;
-                    proxy_temp_path \(directory)/proxy;
-                    fastcgi_temp_path \(directory)/fastcgi;
-                    uwsgi_temp_path \(directory)/uwsgi;
-                    scgi_temp_path \(directory)/scgi;
-                    include \(directory)/portcullis.conf;
-                    server {
-                        listen 127.0.0.1:\(appPort);
-                        location / { return 200 "app saw user=$http_x_auth_user_id tenant=$http_x_auth_tenant_id email=$http_x_auth_email\\n"; }
-                    }
+            daemon off;
+            pid \(directory)/nginx.pid;
+            error_log \(directory)/error.log;
+            events { worker_connections 64; }
+            http {
+                access_log off;
+                client_body_temp_path \(directory)/body;
+                proxy_temp_path \(directory)/proxy;
+                fastcgi_temp_path \(directory)/fastcgi;
+                uwsgi_temp_path \(directory)/uwsgi;
+                scgi_temp_path \(directory)/scgi;
+                include \(directory)/portcullis.conf;
+                server {
+                    listen 127.0.0.1:\(appPort);
+                    location / { return 200 "app saw user=$http_x_auth_user_id tenant=$http_x_auth_tenant_id email=$http_x_auth_email\\n"; }
                 }
-                """.write(toFile: "\(directory)/nginx.conf", atomically: true, encoding: .utf8)
+            }
+            """.write(toFile: "\(directory)/nginx.conf", atomically: true, encoding: .utf8)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: nginx)
             process.arguments = ["-p", directory, "-c", "\(directory)/nginx.conf"]
@@ -150,7 +154,9 @@ struct InteropTests {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }

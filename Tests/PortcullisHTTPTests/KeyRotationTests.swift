@@ -1,12 +1,13 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-@testable import PortcullisAuth
 import PortcullisCore
-@testable import PortcullisHTTP
 import PortcullisStore
 import PortcullisTestSupport
 import Testing
+
+@testable import PortcullisAuth
+@testable import PortcullisHTTP
 
 @Suite("Signing-key rotation")
 struct KeyRotationTests {

@@ -32,11 +32,12 @@ struct SessionRevocationTests {
 
             // The anonymous upgrade still works and keeps the uid.
             let anonymous = try Session(try await gateway.endUser("accounts:signUp", [:], tenant: tenant).json())
-            let upgraded = try Session(try await gateway.endUser(
-                "accounts:signUp",
-                ["idToken": .string(anonymous.idToken), "email": "anon@example.com", "password": "correct horse"],
-                tenant: tenant
-            ).json())
+            let upgraded = try Session(
+                try await gateway.endUser(
+                    "accounts:signUp",
+                    ["idToken": .string(anonymous.idToken), "email": "anon@example.com", "password": "correct horse"],
+                    tenant: tenant
+                ).json())
             #expect(upgraded.uid == anonymous.uid)
             // Once upgraded, the account is no longer anonymous: a second upgrade is refused.
             try await gateway.endUser(
@@ -193,8 +194,9 @@ struct SessionRevocationTests {
                     try await group.waitForAll()
                 }
                 let looked = try await gateway.send(.post, "\(accounts):lookup", json: #"{"localId":["\#(session.uid)"]}"#).json()
-                #expect(looked.value(at: ["users"]).flatMap { if case .array(let u) = $0 { u.first } else { nil } }?
-                    .value(at: ["disabled"]) == .bool(true))
+                #expect(
+                    looked.value(at: ["users"]).flatMap { if case .array(let u) = $0 { u.first } else { nil } }?
+                        .value(at: ["disabled"]) == .bool(true))
                 let refreshed = try await gateway.refresh(session.refreshToken)
                 #expect(refreshed.status == .badRequest)
                 #expect(["TOKEN_EXPIRED", "USER_DISABLED"].contains(refreshed.errorMessage ?? ""), "\(refreshed.errorMessage ?? "ok")")

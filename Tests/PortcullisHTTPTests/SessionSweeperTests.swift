@@ -30,11 +30,14 @@ struct SessionSweeperTests {
             let past: Int64 = 40 * 86_400
             try await run("UPDATE users SET valid_since_us = valid_since_us - \(past * 1_000_000) WHERE tenant_id = \(tenant)")
             try await run(
-                "UPDATE refresh_sessions SET issued_at = issued_at - \(past) WHERE tenant_id = \(tenant) AND session_id <> \(id(revokedRecent))")
+                "UPDATE refresh_sessions SET issued_at = issued_at - \(past) WHERE tenant_id = \(tenant) AND session_id <> \(id(revokedRecent))"
+            )
             try await run(
-                "UPDATE refresh_sessions SET revoked = true WHERE tenant_id = \(tenant) AND session_id IN (\(id(revokedOld)), \(id(revokedRecent)))")
+                "UPDATE refresh_sessions SET revoked = true WHERE tenant_id = \(tenant) AND session_id IN (\(id(revokedOld)), \(id(revokedRecent)))"
+            )
             try await run(
-                "UPDATE users SET valid_since_us = (extract(epoch FROM now()) * 1000000)::int8 WHERE tenant_id = \(tenant) AND uid = \(beforeValidSince.uid)")
+                "UPDATE users SET valid_since_us = (extract(epoch FROM now()) * 1000000)::int8 WHERE tenant_id = \(tenant) AND uid = \(beforeValidSince.uid)"
+            )
 
             // A batch of one, so the pass has to loop.
             let sweeper = SessionSweeper(

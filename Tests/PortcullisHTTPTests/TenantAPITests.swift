@@ -19,10 +19,11 @@ struct TenantAPITests {
             #expect(fetched.value(at: ["name"]) == .string("projects/\(TestGateway.projectId)/tenants/\(id)"))
             #expect(fetched.value(at: ["displayName"]) == .string("Acme"))
             #expect(fetched.value(at: ["allowPasswordSignup"]) == .bool(true))
-            for path in [["enableAnonymousUser"], ["disableAuth"], ["enableEmailLinkSignin"],
+            for path in [
+                ["enableAnonymousUser"], ["disableAuth"], ["enableEmailLinkSignin"],
                 ["client", "permissions", "disabledUserSignup"], ["client", "permissions", "disabledUserDeletion"],
-                ["emailPrivacyConfig", "enableImprovedEmailPrivacy"]]
-            {
+                ["emailPrivacyConfig", "enableImprovedEmailPrivacy"],
+            ] {
                 #expect(fetched.value(at: path) == .bool(false), "\(path)")
             }
             #expect(fetched.value(at: ["signingAlgorithm"]) == .string("RS256"))
@@ -77,7 +78,8 @@ struct TenantAPITests {
             let url = "\(gateway.tenants)/\(id)"
             let masked = try await gateway.send(
                 .patch, "\(url)?updateMask=enableAnonymousUser,client.permissions.disabledUserSignup",
-                json: #"{"displayName":"ignored","allowPasswordSignup":false,"client":{"permissions":{"disabledUserSignup":true,"disabledUserDeletion":true}}}"#
+                json:
+                    #"{"displayName":"ignored","allowPasswordSignup":false,"client":{"permissions":{"disabledUserSignup":true,"disabledUserDeletion":true}}}"#
             ).json()
             #expect(masked.value(at: ["displayName"]) == .string("m"))
             #expect(masked.value(at: ["allowPasswordSignup"]) == .bool(true))
@@ -147,8 +149,9 @@ struct TenantAPITests {
             try await gateway.send(
                 .patch, "\(gateway.tenants)/\(a)?updateMask=client.permissions",
                 json: #"{"client":{"permissions":{"disabledUserSignup":true,"disabledUserDeletion":true}}}"#)
-            #expect(try await gateway.send(.get, "\(gateway.tenants)/\(b)").json()
-                .value(at: ["client", "permissions", "disabledUserSignup"]) == .bool(false))
+            #expect(
+                try await gateway.send(.get, "\(gateway.tenants)/\(b)").json()
+                    .value(at: ["client", "permissions", "disabledUserSignup"]) == .bool(false))
             let events = try await gateway.send(.get, "\(gateway.tenants)/\(a)/auditEvents").json()
             guard case .array(let items)? = events.value(at: ["auditEvents"]), let latest = items.first else {
                 throw TestSetupError("no audit events")

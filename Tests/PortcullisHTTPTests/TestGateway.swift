@@ -107,7 +107,9 @@ extension TestResponse {
 extension TestGateway {
     /// `POST /v1/<method>?key=…` with a JSON body.
     @discardableResult
-    func endUser(_ method: String, _ body: [String: JSONValue], tenant: String? = nil, key: String? = TestGateway.apiKey) async throws -> TestResponse {
+    func endUser(
+        _ method: String, _ body: [String: JSONValue], tenant: String? = nil, key: String? = TestGateway.apiKey
+    ) async throws -> TestResponse {
         var members = body
         if let tenant { members["tenantId"] = .string(tenant) }
         let query = key.map { "?key=\($0)" } ?? ""
@@ -125,7 +127,8 @@ extension TestGateway {
 
     /// Signs in with email and password.
     func signIn(_ email: String, _ password: String = "correct horse", tenant: String? = nil) async throws -> Session {
-        let response = try await endUser("accounts:signInWithPassword", ["email": .string(email), "password": .string(password)], tenant: tenant)
+        let response = try await endUser(
+            "accounts:signInWithPassword", ["email": .string(email), "password": .string(password)], tenant: tenant)
         guard response.status == .ok else { throw TestSetupError("signIn failed: \(String(buffer: response.body))") }
         return try Session(response.json())
     }
@@ -134,7 +137,8 @@ extension TestGateway {
     func refresh(_ token: String) async throws -> TestResponse {
         try await client.execute(
             uri: "/v1/token?key=\(TestGateway.apiKey)", method: .post, headers: [.contentType: "application/json"],
-            body: ByteBuffer(string: JSONValue.object(["grant_type": .string("refresh_token"), "refresh_token": .string(token)]).serialized()))
+            body: ByteBuffer(
+                string: JSONValue.object(["grant_type": .string("refresh_token"), "refresh_token": .string(token)]).serialized()))
     }
 
     /// PATCHes a tenant with a mask.

@@ -28,9 +28,10 @@ struct TimeRuleTests {
             try await gateway.endUser("accounts:update", ["idToken": .string(session.idToken), "password": "a new secret"], tenant: tenant)
                 .expectEnvelope(.badRequest, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
             let again = try await gateway.signIn("recent@example.com", tenant: tenant)
-            #expect(try await gateway.endUser(
-                "accounts:update", ["idToken": .string(again.idToken), "password": "a new secret"], tenant: tenant
-            ).status == .ok)
+            #expect(
+                try await gateway.endUser(
+                    "accounts:update", ["idToken": .string(again.idToken), "password": "a new secret"], tenant: tenant
+                ).status == .ok)
         }
     }
 

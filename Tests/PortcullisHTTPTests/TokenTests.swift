@@ -3,13 +3,14 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
-@testable import PortcullisAuth
 import PortcullisCore
-@testable import PortcullisCrypto
-@testable import PortcullisHTTP
 import PortcullisStore
 import PortcullisTestSupport
 import Testing
+
+@testable import PortcullisAuth
+@testable import PortcullisCrypto
+@testable import PortcullisHTTP
 
 /// The claims jwt-kit checks when it verifies our tokens from the JWKS alone.
 struct VerifiedClaims: JWTPayload {
@@ -39,7 +40,9 @@ struct TokenTests {
         try await JWTKeyCollection().add(jwksJSON: jwks)
     }
 
-    @Test("ID tokens verify with only the public JWKS, per algorithm; another tenant's JWKS refuses them; rotation keeps old tokens valid", arguments: ["RS256", "ES256", "EdDSA"])
+    @Test(
+        "ID tokens verify with only the public JWKS, per algorithm; another tenant's JWKS refuses them; rotation keeps old tokens valid",
+        arguments: ["RS256", "ES256", "EdDSA"])
     func jwksVerification(algorithm: String) async throws {
         try await TestGateway.run { gateway in
             let a = try await gateway.createTenant(#"{"displayName":"a","allowPasswordSignup":true,"signingAlgorithm":"\#(algorithm)"}"#)
@@ -78,7 +81,9 @@ struct TokenTests {
             #expect(listing.contains("\"ACTIVE\"") && listing.contains("\"RETIRED\""))
             #expect(!listing.contains("PRIVATE") && !listing.contains("\"d\""))
 
-            let discovery = try await gateway.client.execute(uri: "/\(TestGateway.projectId)/tenants/\(a)/.well-known/openid-configuration", method: .get).json()
+            let discovery = try await gateway.client.execute(
+                uri: "/\(TestGateway.projectId)/tenants/\(a)/.well-known/openid-configuration", method: .get
+            ).json()
             #expect(discovery.value(at: ["issuer"]) == .string("http://localhost/\(TestGateway.projectId)/tenants/\(a)"))
             #expect(discovery.value(at: ["jwks_uri"]) == .string("http://localhost/v1/projects/\(TestGateway.projectId)/tenants/\(a)/jwks"))
         }
@@ -101,18 +106,34 @@ struct TokenTests {
             let now = Int64(Date().timeIntervalSince1970)
             let jwks = try await Self.jwks(gateway, tenant: tenant)
             guard case .array(let keys)? = try JSONValue.parse(Array(jwks.utf8)).value(at: ["keys"]),
-                case .string(let modulus)? = keys.first?.value(at: ["n"]) else { throw TestSetupError("no key") }
+                case .string(let modulus)? = keys.first?.value(at: ["n"])
+            else { throw TestSetupError("no key") }
             let hsHeader = encode(.object(["alg": "HS256", "kid": .string(keyring.activeKid), "typ": "JWT"]))
             let hsInput = "\(hsHeader).\(parts[1])"
-            let hsSignature = HMAC<SHA256>.authenticationCode(for: Array(hsInput.utf8), using: SymmetricKey(data: Base64URL.decode(modulus) ?? []))
+            let hsSignature = HMAC<SHA256>.authenticationCode(
+                for: Array(hsInput.utf8), using: SymmetricKey(data: Base64URL.decode(modulus) ?? []))
 
             let forged: [(String, String, String)] = [
                 ("alg none", "\(encode(.object(["alg": "none", "typ": "JWT"]))).\(parts[1]).", "INVALID_ID_TOKEN"),
-                ("alg none with kid", "\(encode(.object(["alg": "none", "kid": .string(keyring.activeKid)]))).\(parts[1]).", "INVALID_ID_TOKEN"),
+                (
+                    "alg none with kid", "\(encode(.object(["alg": "none", "kid": .string(keyring.activeKid)]))).\(parts[1]).",
+                    "INVALID_ID_TOKEN"
+                ),
                 ("HS256 keyed with the public key", "\(hsInput).\(Base64URL.encode(Array(hsSignature)))", "INVALID_ID_TOKEN"),
-                ("unknown kid", "\(encode(.object(["alg": "RS256", "kid": "nope", "typ": "JWT"]))).\(parts[1]).\(parts[2])", "INVALID_ID_TOKEN"),
-                ("tampered payload", "\(parts[0]).\(encode(.object(payload.merging(["sub": "someone-else"]) { $1 }))).\(parts[2])", "INVALID_ID_TOKEN"),
-                ("expired", try resigned { $0["exp"] = .integer(now - 10); $0["iat"] = .integer(now - 3610) }, "TOKEN_EXPIRED"),
+                (
+                    "unknown kid", "\(encode(.object(["alg": "RS256", "kid": "nope", "typ": "JWT"]))).\(parts[1]).\(parts[2])",
+                    "INVALID_ID_TOKEN"
+                ),
+                (
+                    "tampered payload", "\(parts[0]).\(encode(.object(payload.merging(["sub": "someone-else"]) { $1 }))).\(parts[2])",
+                    "INVALID_ID_TOKEN"
+                ),
+                (
+                    "expired",
+                    try resigned {
+                        $0["exp"] = .integer(now - 10); $0["iat"] = .integer(now - 3610)
+                    }, "TOKEN_EXPIRED"
+                ),
                 ("wrong issuer", try resigned { $0["iss"] = "https://evil.example/x" }, "INVALID_ID_TOKEN"),
                 ("wrong audience", try resigned { $0["aud"] = "other-project" }, "INVALID_ID_TOKEN"),
                 ("issued in the future", try resigned { $0["iat"] = .integer(now + 3600) }, "INVALID_ID_TOKEN"),
@@ -134,10 +155,12 @@ struct TokenTests {
     func refreshRotation() async throws {
         let clock = ManualClock()
         try await TestGateway.run(configure: { $0.clock = clock }) { gateway in
-            let tenant = try await gateway.createTenant(#"{"displayName":"r","allowPasswordSignup":true,"refreshTokenReuseGraceSeconds":0}"#)
+            let tenant = try await gateway.createTenant(
+                #"{"displayName":"r","allowPasswordSignup":true,"refreshTokenReuseGraceSeconds":0}"#)
             let session = try await gateway.signUp("r@example.com", tenant: tenant)
             let first = try await gateway.refresh(session.refreshToken).json()
-            guard case .string(let second)? = first.value(at: ["refresh_token"]), case .string(let idToken)? = first.value(at: ["id_token"]) else {
+            guard case .string(let second)? = first.value(at: ["refresh_token"]), case .string(let idToken)? = first.value(at: ["id_token"])
+            else {
                 throw TestSetupError("no tokens")
             }
             #expect(second != session.refreshToken)
@@ -213,8 +236,10 @@ struct TokenTests {
                 .expectEnvelope(.badRequest, "TOKEN_EXPIRED")
             #expect(try await gateway.endUser("accounts:lookup", ["idToken": .string(fresh.idToken)], tenant: tenant).status == .ok)
             #expect(try await gateway.refresh(fresh.refreshToken).status == .ok)
-            try await gateway.endUser("accounts:signInWithPassword", ["email": "v@example.com", "password": "correct horse"], tenant: tenant)
-                .expectEnvelope(.badRequest, "INVALID_PASSWORD")
+            try await gateway.endUser(
+                "accounts:signInWithPassword", ["email": "v@example.com", "password": "correct horse"], tenant: tenant
+            )
+            .expectEnvelope(.badRequest, "INVALID_PASSWORD")
             _ = try await gateway.signIn("v@example.com", "a new secret", tenant: tenant)
 
             // Admin disable: sign-in is USER_DISABLED, the session's refresh dies.
@@ -223,8 +248,10 @@ struct TokenTests {
                 .post, "/v1/projects/\(TestGateway.projectId)/tenants/\(tenant)/accounts:update",
                 json: #"{"localId":"\#(fresh.uid)","disableUser":true}"#)
             #expect(disabled.status == .ok)
-            try await gateway.endUser("accounts:signInWithPassword", ["email": "v@example.com", "password": "a new secret"], tenant: tenant)
-                .expectEnvelope(.badRequest, "USER_DISABLED")
+            try await gateway.endUser(
+                "accounts:signInWithPassword", ["email": "v@example.com", "password": "a new secret"], tenant: tenant
+            )
+            .expectEnvelope(.badRequest, "USER_DISABLED")
             let refreshed = try await gateway.refresh(live.refreshToken)
             #expect(["USER_DISABLED", "TOKEN_EXPIRED"].contains(refreshed.errorMessage ?? ""), "\(refreshed.errorMessage ?? "ok")")
         }
@@ -240,19 +267,22 @@ struct TokenTests {
             for body: [String: JSONValue] in [["password": "another secret"], ["email": "w2@example.com"]] {
                 var request = body
                 request["idToken"] = .string(session.idToken)
-                try await gateway.endUser("accounts:update", request, tenant: tenant).expectEnvelope(.badRequest, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+                try await gateway.endUser("accounts:update", request, tenant: tenant).expectEnvelope(
+                    .badRequest, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
             }
             try await gateway.endUser("accounts:delete", ["idToken": .string(session.idToken)], tenant: tenant)
                 .expectEnvelope(.badRequest, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
             // Profile changes are not sensitive.
-            let renamed = try await gateway.endUser("accounts:update", ["idToken": .string(session.idToken), "displayName": "W"], tenant: tenant)
+            let renamed = try await gateway.endUser(
+                "accounts:update", ["idToken": .string(session.idToken), "displayName": "W"], tenant: tenant)
             #expect(try renamed.json().value(at: ["displayName"]) == .string("W"))
             #expect(try renamed.json().value(at: ["idToken"]) == nil)
 
             let again = try await gateway.signIn("w@example.com", tenant: tenant)
             #expect(again.claims.value(at: ["auth_time"]) != session.claims.value(at: ["auth_time"]))
             #expect(try await gateway.endUser("accounts:delete", ["idToken": .string(again.idToken)], tenant: tenant).status == .ok)
-            try await gateway.endUser("accounts:lookup", ["idToken": .string(again.idToken)], tenant: tenant).expectEnvelope(.badRequest, "USER_NOT_FOUND")
+            try await gateway.endUser("accounts:lookup", ["idToken": .string(again.idToken)], tenant: tenant).expectEnvelope(
+                .badRequest, "USER_NOT_FOUND")
         }
     }
 
@@ -356,9 +386,10 @@ struct TokenTests {
 
     @Test("form bodies: + is a space, %XX a byte, a later duplicate wins; bad escapes and non-UTF-8 are refused")
     func formBodies() {
-        #expect(FormBody.parse(Array("grant_type=refresh_token&refresh_token=a%2Eb+c&empty=&bare".utf8)) == [
-            "grant_type": "refresh_token", "refresh_token": "a.b c", "empty": "", "bare": "",
-        ])
+        #expect(
+            FormBody.parse(Array("grant_type=refresh_token&refresh_token=a%2Eb+c&empty=&bare".utf8)) == [
+                "grant_type": "refresh_token", "refresh_token": "a.b c", "empty": "", "bare": "",
+            ])
         #expect(FormBody.parse(Array("a=1&a=2&%C3%A9=%e2%82%ac".utf8)) == ["a": "2", "é": "€"])
         #expect(FormBody.parse([]) == [:])
         for bad in ["a=%", "a=%4", "a=%zz", "a=%FF", "%C3=x"] {

@@ -22,10 +22,11 @@ struct MigratorTests {
                 for try await name in rows.decode(String.self) { names.append(name) }
                 return names
             }
-            #expect(tables == [
-                "admin_keys", "audit_log", "project_config", "refresh_sessions", "schema_migrations", "signing_keys", "tenants",
-                "user_providers", "users",
-            ])
+            #expect(
+                tables == [
+                    "admin_keys", "audit_log", "project_config", "refresh_sessions", "schema_migrations", "signing_keys", "tenants",
+                    "user_providers", "users",
+                ])
         }
     }
 

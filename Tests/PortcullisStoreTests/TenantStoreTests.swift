@@ -120,17 +120,26 @@ struct SigningKeyStoreTests {
         try await TestDatabase.withDatabase { database in
             let keys = SigningKeyRepository(database: database, logger: TestDatabase.logger)
             func key(_ kid: String) -> StoredSigningKey {
-                StoredSigningKey(kid: kid, algorithm: "RS256", publicJWK: .object(["kid": .string(kid)]), sealedPrivateKey: [1, 2, 3], createTime: Date(), retireTime: nil)
+                StoredSigningKey(
+                    kid: kid, algorithm: "RS256", publicJWK: .object(["kid": .string(kid)]), sealedPrivateKey: [1, 2, 3],
+                    createTime: Date(), retireTime: nil)
             }
-            #expect(try await keys.activate(tenantId: "t", key: key("k1"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
-            #expect(try await !keys.activate(tenantId: "t", key: key("k2"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
-            #expect(try await keys.activate(tenantId: "t", key: key("k3"), activation: .immediately, publishRetiredSeconds: 60, actor: "test", at: Date()))
+            #expect(
+                try await keys.activate(
+                    tenantId: "t", key: key("k1"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
+            #expect(
+                try await !keys.activate(
+                    tenantId: "t", key: key("k2"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
+            #expect(
+                try await keys.activate(
+                    tenantId: "t", key: key("k3"), activation: .immediately, publishRetiredSeconds: 60, actor: "test", at: Date()))
             let published = try await keys.published(tenantId: "t", at: Date())
             #expect(published.map(\.kid) == ["k1", "k3"])
             #expect(published.map { $0.state(at: Date()) } == [.retired, .active])
             #expect(published[0].sealedPrivateKey == [1, 2, 3])
             // A retired key with no publication window left is no longer published.
-            _ = try await keys.activate(tenantId: "t", key: key("k4"), activation: .immediately, publishRetiredSeconds: 0, actor: "test", at: Date())
+            _ = try await keys.activate(
+                tenantId: "t", key: key("k4"), activation: .immediately, publishRetiredSeconds: 0, actor: "test", at: Date())
             #expect(try await keys.published(tenantId: "t", at: Date()).map(\.kid) == ["k1", "k4"])
             #expect(try await keys.all(tenantId: "t").count == 3)
             // Project users have their own keys.
@@ -141,22 +150,26 @@ struct SigningKeyStoreTests {
 
             // A scheduled rotation publishes the next key now, to sign after the lead; meanwhile
             // the key it replaces still signs, and the tenant is no longer due.
-            #expect(try await !keys.activate(
-                tenantId: "t", key: key("k5"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 3600),
-                publishRetiredSeconds: 60, actor: "test", at: Date()))
-            #expect(try await keys.activate(
-                tenantId: "t", key: key("k5"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 0),
-                publishRetiredSeconds: 60, actor: "test", at: Date().addingTimeInterval(1)))
+            #expect(
+                try await !keys.activate(
+                    tenantId: "t", key: key("k5"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 3600),
+                    publishRetiredSeconds: 60, actor: "test", at: Date()))
+            #expect(
+                try await keys.activate(
+                    tenantId: "t", key: key("k5"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 0),
+                    publishRetiredSeconds: 60, actor: "test", at: Date().addingTimeInterval(1)))
             let scheduled = try await keys.published(tenantId: "t", at: Date())
             #expect(scheduled.map(\.kid) == ["k1", "k4", "k5"])
             #expect(scheduled.map { $0.state(at: Date()) } == [.retired, .active, .pending])
             #expect(scheduled.map { $0.state(at: Date().addingTimeInterval(603)) } == [.retired, .retired, .active])
             #expect(try await keys.tenantsDueForRotation(maximumAge: 1, at: Date().addingTimeInterval(2)).isEmpty)
-            #expect(try await !keys.activate(
-                tenantId: "t", key: key("k6"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 0),
-                publishRetiredSeconds: 60, actor: "test", at: Date()))
+            #expect(
+                try await !keys.activate(
+                    tenantId: "t", key: key("k6"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 0),
+                    publishRetiredSeconds: 60, actor: "test", at: Date()))
             // An immediate rotation (a leak) replaces both the signing and the pending key at once.
-            _ = try await keys.activate(tenantId: "t", key: key("k7"), activation: .immediately, publishRetiredSeconds: 60, actor: "test", at: Date())
+            _ = try await keys.activate(
+                tenantId: "t", key: key("k7"), activation: .immediately, publishRetiredSeconds: 60, actor: "test", at: Date())
             let leaked = try await keys.published(tenantId: "t", at: Date())
             #expect(leaked.filter { $0.state(at: Date()) == .active }.map(\.kid) == ["k7"])
             #expect(!leaked.contains { $0.state(at: Date()) == .pending })

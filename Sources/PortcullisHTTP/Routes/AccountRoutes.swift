@@ -14,7 +14,9 @@ struct AccountRoutes {
                 tenantId: body.tenantId, email: body.string("email"), password: body.string("password"),
                 profile: .init(displayName: body.string("displayName"), photoURL: body.string("photoUrl")),
                 idToken: body.string("idToken"), client: context.clientAddress)
-            var members: [String: JSONValue] = ["kind": .string("identitytoolkit#SignupNewUserResponse"), "localId": .string(result.user.uid)]
+            var members: [String: JSONValue] = [
+                "kind": .string("identitytoolkit#SignupNewUserResponse"), "localId": .string(result.user.uid),
+            ]
             if let email = result.user.email { members["email"] = .string(email) }
             if let name = result.user.displayName { members["displayName"] = .string(name) }
             UserResource.add(result.tokens, to: &members)
@@ -36,7 +38,8 @@ struct AccountRoutes {
         group.post("accounts:lookup") { request, context in
             let body = try await EndUserRequest(request, context: context)
             let user = try await accounts.lookup(idToken: body.string("idToken"), tenantId: body.tenantId)
-            return JSONResponse.make(.object(["kind": .string("identitytoolkit#GetAccountInfoResponse"), "users": .array([UserResource.json(user)])]))
+            return JSONResponse.make(
+                .object(["kind": .string("identitytoolkit#GetAccountInfoResponse"), "users": .array([UserResource.json(user)])]))
         }
         group.post("accounts:update") { request, context in
             let body = try await EndUserRequest(request, context: context)

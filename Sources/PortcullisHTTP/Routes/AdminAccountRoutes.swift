@@ -43,7 +43,8 @@ struct AdminAccountRoutes {
                     tenantId: tenantId, uid: uid, disabled: body.bool("disableUser"), validSince: validSince,
                     emailVerified: body.bool("emailVerified"), customAttributes: claims,
                     displayName: body.string("displayName"))
-                return JSONResponse.make(.object(["kind": .string("identitytoolkit#SetAccountInfoResponse"), "localId": .string(user.uid)]))
+                return JSONResponse.make(
+                    .object(["kind": .string("identitytoolkit#SetAccountInfoResponse"), "localId": .string(user.uid)]))
             }
             group.post("\(prefix)accounts:delete") { request, context in
                 let tenantId = try Self.tenant(context)
