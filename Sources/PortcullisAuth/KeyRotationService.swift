@@ -13,28 +13,29 @@ public struct KeyRotationService: Service {
     let keyrings: KeyringService
     let period: Duration
     let checkInterval: Duration
+    let schema: SchemaGate
     let logger: Logger
 
     /// Rotates keys older than `period`, checking every `checkInterval`.
     public init(
         keys: SigningKeyRepository, keyrings: KeyringService, period: Duration, checkInterval: Duration = .seconds(3600),
-        logger: Logger
+        schema: SchemaGate, logger: Logger
     ) {
         self.keys = keys
         self.keyrings = keyrings
         self.period = period
         self.checkInterval = checkInterval
+        self.schema = schema
         self.logger = logger
     }
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            // The first pass waits a minute: start-up migrations run meanwhile.
-            var pause = min(checkInterval, .seconds(60))
+            // The first pass runs as soon as the schema is current, then every `checkInterval`.
+            await schema.wait()
             while !Task.isCancelled {
-                do { try await Task.sleep(for: pause) } catch { return }
                 await rotateDueKeys()
-                pause = checkInterval
+                do { try await Task.sleep(for: checkInterval) } catch { return }
             }
         }
     }

@@ -19,30 +19,32 @@ public struct SessionSweeper: Service {
     let interval: Duration
     let batchSize: Int
     let clock: any WallClock
+    let schema: SchemaGate
     let logger: Logger
 
     /// A sweeper that runs every `interval` and keeps dead sessions for `retention`.
     public init(
         sessions: RefreshSessionRepository, retention: Duration = .seconds(30 * 86_400),
-        interval: Duration = .seconds(3600), batchSize: Int = 1000, clock: any WallClock = SystemClock(), logger: Logger
+        interval: Duration = .seconds(3600), batchSize: Int = 1000, clock: any WallClock = SystemClock(),
+        schema: SchemaGate, logger: Logger
     ) {
         self.sessions = sessions
         self.retention = retention
         self.interval = interval
         self.batchSize = batchSize
         self.clock = clock
+        self.schema = schema
         self.logger = logger
     }
 
     /// Sweeps every `interval` until graceful shutdown.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            // The first pass waits a little: start-up migrations and cache warm-up come first.
-            var pause = min(interval, .seconds(90))
+            // The first pass runs as soon as the schema is current, then every `interval`.
+            await schema.wait()
             while !Task.isCancelled {
-                do { try await Task.sleep(for: pause) } catch { return }
                 await sweep(now: clock.now().seconds)
-                pause = interval
+                do { try await Task.sleep(for: interval) } catch { return }
             }
         }
     }

@@ -125,9 +125,11 @@ public struct PortcullisServer: Sendable {
         let listener = InvalidationListener(
             database: database, subscribers: [cache, keyrings, revocation, verifiedTokens],
             fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
+        // Opened once migrations are current: the background services that need the tables wait on it.
+        let schema = SchemaGate()
         let rotation = KeyRotationService(
-            keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, logger: logger)
-        let sweeper = SessionSweeper(sessions: sessions, clock: configuration.clock, logger: logger)
+            keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, schema: schema, logger: logger)
+        let sweeper = SessionSweeper(sessions: sessions, clock: configuration.clock, schema: schema, logger: logger)
 
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: ErrorEnvelopeMiddleware())
@@ -175,6 +177,7 @@ public struct PortcullisServer: Sendable {
             // One direct connection first: a wrong address, login or TLS fails in seconds, by name.
             try await database.probe()
             try await migrator.migrate()
+            schema.open()
         }
         self.database = database
         self.tenantCache = cache

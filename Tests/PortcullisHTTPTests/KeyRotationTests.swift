@@ -25,10 +25,28 @@ struct KeyRotationTests {
         return Set(keys.compactMap { if case .string(let kid)? = $0.value(at: ["kid"]) { kid } else { nil } })
     }
 
-    static func rotation(_ gateway: TestGateway) -> KeyRotationService {
+    static func rotation(_ gateway: TestGateway, schema: SchemaGate = SchemaGate()) -> KeyRotationService {
         KeyRotationService(
             keys: SigningKeyRepository(database: gateway.server.database, logger: TestDatabase.logger),
-            keyrings: gateway.server.tokens.keyrings, period: .zero, logger: TestDatabase.logger)
+            keyrings: gateway.server.tokens.keyrings, period: .zero, schema: schema, logger: TestDatabase.logger)
+    }
+
+    @Test("the rotation service starts its first pass when the schema is current, not after a fixed pause")
+    func rotationWaitsForTheSchemaOnly() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"gate","allowPasswordSignup":true}"#)
+            _ = try await gateway.signUp("gate@example.com", tenant: tenant)
+            let schema = SchemaGate()
+            let service = Self.rotation(gateway, schema: schema)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await service.run() }
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(try await Self.publishedKids(gateway, tenant: tenant).count == 1, "rotated before the schema was current")
+                schema.open()
+                #expect(try await eventually { try await Self.publishedKids(gateway, tenant: tenant).count == 2 } != nil)
+                group.cancelAll()
+            }
+        }
     }
 
     static func keyStates(_ gateway: TestGateway, tenant: String) async throws -> [String: String] {

@@ -42,7 +42,7 @@ struct SessionSweeperTests {
             // A batch of one, so the pass has to loop.
             let sweeper = SessionSweeper(
                 sessions: RefreshSessionRepository(database: database, logger: TestDatabase.logger), batchSize: 1,
-                logger: TestDatabase.logger)
+                schema: SchemaGate(), logger: TestDatabase.logger)
             #expect(await sweeper.sweep(now: Int64(Date().timeIntervalSince1970)) == 2)
 
             var remaining: Set<String> = []

@@ -93,3 +93,25 @@ struct GuardedCacheTests {
         #expect(cache.cached("k") == nil)
     }
 }
+
+@Suite("Schema gate")
+struct SchemaGateTests {
+    @Test("waiters are released when the gate opens; later waiters pass at once; a cancelled waiter returns")
+    func gate() async throws {
+        let gate = SchemaGate()
+        let released = Task {
+            await gate.wait(); return gate.isOpen
+        }
+        let cancelled = Task {
+            await gate.wait(); return Task.isCancelled
+        }
+        cancelled.cancel()
+        #expect(await cancelled.value)
+        #expect(!gate.isOpen)
+        gate.open()
+        #expect(await released.value)
+        await gate.wait()
+        gate.open()
+        #expect(gate.isOpen)
+    }
+}
