@@ -100,6 +100,55 @@ public struct AuthError: Error, Sendable, Equatable {
         case unavailable = "UNAVAILABLE"
         case internalError = "INTERNAL_ERROR"
 
+        /// What the code means, as a sentence for people (the command line prints it; the
+        /// API answers with the code itself).
+        public var explanation: String {
+            switch self {
+            case .invalidArgument: "The request has an invalid value."
+            case .payloadTooLarge: "The request body is too large."
+            case .notFound: "There is nothing at this path."
+            case .methodNotAllowed: "This path does not take that method."
+            case .apiKeyInvalid: "The API key is not valid."
+            case .unauthenticated: "No valid admin key was presented."
+            case .permissionDenied: "The admin key's scope does not cover this resource."
+            case .projectNotFound: "There is no such project."
+            case .tenantNotFound: "There is no such tenant."
+            case .tenantIdMismatch: "The token belongs to another tenant."
+            case .projectDisabled: "Sign-in is disabled for this tenant."
+            case .adminKeyNotFound: "There is no such admin key."
+            case .adminOnlyOperation: "Only an administrator may do this for this tenant."
+            case .operationNotAllowed: "This sign-in method is turned off for this tenant."
+            case .passwordLoginDisabled: "Password sign-in is turned off for this tenant."
+            case .emailExists: "Another account already uses this email."
+            case .invalidEmail: "The email address is not valid."
+            case .missingEmail: "An email address is required."
+            case .missingPassword: "A password is required."
+            case .weakPassword: "The password is too weak."
+            case .passwordDoesNotMeetRequirements: "The password does not meet the tenant's requirements."
+            case .emailNotFound: "No account has this email."
+            case .invalidPassword: "The password is wrong."
+            case .invalidLoginCredentials: "The email or the password is wrong."
+            case .userDisabled: "The account is disabled."
+            case .userNotFound: "There is no such account."
+            case .missingLocalId: "A user id (localId) is required."
+            case .duplicateLocalId: "Another account already has this user id."
+            case .invalidLocalId: "The user id must be 1 to 128 characters."
+            case .tooManyAttemptsTryLater: "Too many attempts; try again later."
+            case .credentialTooOldLoginAgain: "This needs a recent sign-in; sign in again."
+            case .forbiddenClaim: "That custom claim name is reserved."
+            case .claimsTooLarge: "The custom claims are over 1,000 bytes."
+            case .invalidClaims: "The custom claims must be a JSON object."
+            case .missingIdToken: "An ID token is required."
+            case .invalidIdToken: "The ID token is not valid."
+            case .tokenExpired: "The token has expired or was revoked; sign in again."
+            case .missingRefreshToken: "A refresh token is required."
+            case .invalidRefreshToken: "The refresh token is not valid."
+            case .invalidGrantType: "Only grant_type=refresh_token is supported."
+            case .unavailable: "The database is unavailable; try again shortly."
+            case .internalError: "Something failed inside Portcullis; its log has the details."
+            }
+        }
+
         /// The HTTP status class of the code.
         public var httpStatus: Int {
             switch self {
@@ -145,4 +194,9 @@ public struct AuthError: Error, Sendable, Equatable {
             }
         }
     }
+}
+
+extension AuthError: CustomStringConvertible {
+    /// The explanation, then the wire message: `There is no such tenant. (TENANT_NOT_FOUND)`.
+    public var description: String { "\(code.explanation) (\(message))" }
 }

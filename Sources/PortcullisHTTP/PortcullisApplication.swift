@@ -167,7 +167,10 @@ public struct PortcullisServer: Sendable {
             responder: PortcullisResponder(inner: router.buildResponder(), metrics: metrics),
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [RequestTimeoutHandler(timeout: requestTimeout)],
+                    additionalChannelHandlers: [
+                        RequestTimeoutHandler(timeout: requestTimeout),
+                        ExpectContinueHandler(maximumBodyBytes: PortcullisRequestContext.maximumBodyBytes),
+                    ],
                     idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: [database.client, listener, rotation, sweeper] + services,

@@ -8,7 +8,10 @@ public struct PortcullisRequestContext: RequestContext {
     public var admin: AdminPrincipal?
 
     /// DESIGN.md §2: bodies over 1 MiB are refused with 413.
-    public var maxUploadSize: Int { 1 << 20 }
+    public static let maximumBodyBytes = 1 << 20
+
+    /// ``maximumBodyBytes``.
+    public var maxUploadSize: Int { Self.maximumBodyBytes }
 
     /// The TCP peer's address.
     public let peerAddress: String?

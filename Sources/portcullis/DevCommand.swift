@@ -62,13 +62,43 @@ struct DevCommand: AsyncParsableCommand {
                 .create(displayName: "dev", scope: .project, actor: "cli")
             return (tenant.id, secret)
         }
+        let configFile = try writeConfiguration(settings: settings, apiKey: apiKey)
         // Written straight to the descriptor: stdout may be a pipe, and the server runs until killed.
         FileHandle.standardOutput.write(
-            Data(instructions(settings: settings, apiKey: apiKey, adminKey: adminSecret, tenantId: tenantId).utf8))
+            Data(
+                instructions(
+                    settings: settings, apiKey: apiKey, adminKey: adminSecret, tenantId: tenantId, configFile: configFile
+                ).utf8))
         try await runServer(settings: settings, loader: loader)
     }
 
     private func path(_ name: String) -> String { "\(stateDirectory)/\(name)" }
+
+    /// The configuration this daemon runs with, as a file the other commands take with
+    /// `--config` (`portcullis tenants list --config .portcullis/portcullis.yaml`).
+    private func writeConfiguration(settings: Settings, apiKey: String) throws -> String {
+        let directory = URL(fileURLWithPath: stateDirectory).standardizedFileURL.path
+        let database = settings.database
+        let yaml = """
+            # Written by `portcullis dev` (scripts/dev) on every start: the settings of the dev daemon,
+            # for the other commands, e.g. portcullis tenants list --config \(directory)/portcullis.yaml
+            project_id: \(settings.projectId)
+            public_url: \(settings.publicURL)
+            listen:
+              host: \(settings.listenHost)
+              port: \(settings.listenPort)
+            database:
+              url: postgres://\(database.user)@\(database.host):\(database.port)/\(database.database)
+            api_keys: [\(apiKey)]
+            master_key:
+              file: \(directory)/master.key
+
+            """
+        let file = "\(directory)/portcullis.yaml"
+        try yaml.write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        return file
+    }
 
     private func persisted(_ name: String, make: () -> String) throws -> String {
         if let value = try? String(contentsOfFile: path(name), encoding: .utf8)
@@ -82,9 +112,12 @@ struct DevCommand: AsyncParsableCommand {
         return value
     }
 
-    private func instructions(settings: Settings, apiKey: String, adminKey: String, tenantId: String) -> String {
+    private func instructions(
+        settings: Settings, apiKey: String, adminKey: String, tenantId: String, configFile: String
+    ) -> String {
         let base = "http://\(settings.listenHost):\(settings.listenPort)"
         let project = "\(base)/v2/projects/\(settings.projectId)"
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
         return """
 
             Portcullis dev is starting on \(base)  (project \(settings.projectId))
@@ -92,31 +125,42 @@ struct DevCommand: AsyncParsableCommand {
               API key (end users, ?key=):   \(apiKey)
               admin key (project scope):    \(adminKey)
               demo tenant:                  \(tenantId)
+              configuration:                \(configFile)
 
-            Try it (in another terminal):
+            Paste into another terminal (the README's examples use these names):
 
-              export ADMIN='\(adminKey)'
+              KEY='\(apiKey)'
+              ADMIN='\(adminKey)'
+              T='\(tenantId)'
+              B='\(base)'
+              P='\(project)'
+              portcullis() { '\(binary)' "$@"; }
+              CONFIG='\(configFile)'
 
-              # list tenants
-              curl -s -H "Authorization: Bearer $ADMIN" \(project)/tenants
+            The command line then works against this daemon's database, e.g.:
 
-              # disable self-service sign-up and account deletion for the demo tenant
-              curl -s -X PATCH -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \\
-                '\(project)/tenants/\(tenantId)?updateMask=client.permissions' \\
+              portcullis tenants list --config "$CONFIG"
+              portcullis admin-keys create --config "$CONFIG" --name ops --tenant "$T"
+
+            Try it (with the lines above pasted):
+
+              # as an end user of the demo tenant: sign up, sign in, verify the ID token as a reverse proxy would
+              curl -s "$B/v1/accounts:signUp?key=$KEY" \\
+                -d "{\\"email\\":\\"ada@example.com\\",\\"password\\":\\"correct horse\\",\\"tenantId\\":\\"$T\\"}"
+              ID=$(curl -s "$B/v1/accounts:signInWithPassword?key=$KEY" \\
+                -d "{\\"email\\":\\"ada@example.com\\",\\"password\\":\\"correct horse\\",\\"tenantId\\":\\"$T\\"}" \\
+                | sed -n 's/.*"idToken":"\\([^"]*\\)".*/\\1/p')
+              curl -si "$B/v1/verify" -H "Authorization: Bearer $ID"
+
+              # the operator switches off self-service sign-up and deletion: the next sign-up is ADMIN_ONLY_OPERATION
+              curl -s -X PATCH -H "Authorization: Bearer $ADMIN" "$P/tenants/$T?updateMask=client.permissions" \\
                 -d '{"client":{"permissions":{"disabledUserSignup":true,"disabledUserDeletion":true}}}'
-
-              # see the switches, then the audit trail of the change
-              curl -s -H "Authorization: Bearer $ADMIN" \(project)/tenants/\(tenantId)
-              curl -s -H "Authorization: Bearer $ADMIN" \(project)/tenants/\(tenantId)/auditEvents
-
-              # as an end user of the demo tenant: sign up (ADMIN_ONLY_OPERATION once the switch is on)
-              curl -s '\(base)/v1/accounts:signUp?key=\(apiKey)' \\
-                -d '{"email":"ada@example.com","password":"correct horse","tenantId":"\(tenantId)"}'
-
-              # sign in, then verify the ID token the way a reverse proxy would
-              curl -s '\(base)/v1/accounts:signInWithPassword?key=\(apiKey)' \\
-                -d '{"email":"ada@example.com","password":"correct horse","tenantId":"\(tenantId)"}'
-              curl -si \(base)/v1/verify -H "Authorization: Bearer <idToken from the answer>"
+              curl -s "$B/v1/accounts:signUp?key=$KEY" \\
+                -d "{\\"email\\":\\"eve@example.com\\",\\"password\\":\\"correct horse\\",\\"tenantId\\":\\"$T\\"}"
+              curl -s -H "Authorization: Bearer $ADMIN" "$P/tenants/$T/auditEvents"
+              # and back on
+              curl -s -X PATCH -H "Authorization: Bearer $ADMIN" "$P/tenants/$T?updateMask=client.permissions" \\
+                -d '{"client":{"permissions":{}}}'
 
             """
     }

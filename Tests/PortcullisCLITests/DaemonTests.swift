@@ -78,6 +78,17 @@ struct DaemonTests {
         #expect(ContinuousClock.now - started < .seconds(30))
     }
 
+    @Test("an operator's mistake is a sentence from the error registry, not a Swift value")
+    func errorsAreSentences() async throws {
+        let settings = try await TestDatabase.create()
+        let arguments = ["--project-id", "p", "--database-url", Self.url(settings)]
+        #expect(try await DaemonProcess.run(["migrate"] + arguments).status == 0)
+        let missing = try await DaemonProcess.run(["tenants", "show", "no-such-tenant"] + arguments)
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("There is no such tenant. (TENANT_NOT_FOUND)"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("AuthError("), "\(missing.stderr)")
+    }
+
     @Test("flags override the environment, which overrides the file")
     func precedence() async throws {
         let settings = try await TestDatabase.create()

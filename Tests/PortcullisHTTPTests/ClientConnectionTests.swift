@@ -80,7 +80,7 @@ struct ClientConnectionTests {
             // Half a request head, then nothing: the idle timeout closes it.
             let silent = try RawConnection(port: port)
             try silent.send("POST /v1/accounts:signUp?key=\(TestGateway.apiKey) HTTP/1.1\r\nHost: x\r\n")
-            #expect(silent.waitForClose(within: .seconds(5)))
+            #expect(await silent.waitForClose(within: .seconds(5)))
 
             // A complete head, then one body byte every 300 ms: each byte resets the idle timer,
             // but the whole request must arrive within the request timeout.
@@ -89,20 +89,46 @@ struct ClientConnectionTests {
                 "POST /v1/accounts:signUp?key=\(TestGateway.apiKey) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
             )
             var sent = 0
-            while sent < 30, (try? trickle.send(" ")) != nil, !trickle.waitForClose(within: .milliseconds(300)) { sent += 1 }
+            while sent < 30, (try? trickle.send(" ")) != nil, await !trickle.waitForClose(within: .milliseconds(300)) { sent += 1 }
             #expect(sent < 30, "the connection outlived 30 body bytes over 9 s")
             #expect(sent >= 2, "closed after \(sent) bytes: the idle timeout, not the request timeout, fired")
 
             // A well-behaved client is unaffected.
             let prompt = try RawConnection(port: port)
             try prompt.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            #expect(prompt.readUntilClosed(within: .seconds(5)).hasPrefix("HTTP/1.1 200"))
+            #expect(await prompt.readUntilClosed(within: .seconds(5)).hasPrefix("HTTP/1.1 200"))
+        }
+    }
+}
+
+extension ClientConnectionTests {
+    @Test("Expect: 100-continue is answered at once: 100 Continue for a body within the limit, 413 from the head for one over it")
+    func expectContinue() async throws {
+        try await TestGateway.run(live: true) { gateway in
+            guard let port = gateway.client.port else { throw TestSetupError("no port") }
+            func head(length: Int) -> String {
+                "POST /v1/accounts:signUp?key=\(TestGateway.apiKey) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(length)\r\nExpect: 100-continue\r\n\r\n"
+            }
+            let small = try RawConnection(port: port)
+            try small.send(head(length: 2))
+            #expect(await small.readHead(within: .milliseconds(500)).hasPrefix("HTTP/1.1 100"))
+            try small.send("{}")
+            #expect(await small.readHead(within: .seconds(5)).hasPrefix("HTTP/1.1 400"))
+
+            let large = try RawConnection(port: port)
+            try large.send(head(length: 2_000_000))
+            let refusal = await large.readHead(within: .milliseconds(500))
+            #expect(refusal.hasPrefix("HTTP/1.1 413"), "\(refusal)")
         }
     }
 }
 
 /// A blocking TCP connection to the gateway, byte by byte, as a slow client would use it.
-final class RawConnection {
+///
+/// Its waits run on a Dispatch thread: blocking Swift's cooperative pool (two threads on
+/// two cores) would starve the very server under test, which runs on it.
+final class RawConnection: @unchecked Sendable {
     private let descriptor: Int32
 
     init(port: Int) throws {
@@ -127,19 +153,44 @@ final class RawConnection {
     }
 
     /// Whether the server closes the connection within `timeout` (reading and discarding whatever it sends).
-    func waitForClose(within timeout: Duration) -> Bool {
-        var ignored: [UInt8] = []
-        return read(into: &ignored, within: timeout)
+    func waitForClose(within timeout: Duration) async -> Bool {
+        await offPool {
+            var ignored: [UInt8] = []
+            return self.read(into: &ignored, within: timeout)
+        }
+    }
+
+    /// The first response head the server sends (or what arrived within `timeout`).
+    func readHead(within timeout: Duration) async -> String {
+        await offPool {
+            var received: [UInt8] = []
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline, !String(decoding: received, as: UTF8.self).contains("\r\n\r\n") {
+                let remaining = deadline - ContinuousClock.now
+                if self.read(into: &received, within: min(remaining, .milliseconds(50)), once: true) { break }
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
     }
 
     /// What the server sends until it closes the connection (or `timeout` passes).
-    func readUntilClosed(within timeout: Duration) -> String {
-        var received: [UInt8] = []
-        _ = read(into: &received, within: timeout)
-        return String(decoding: received, as: UTF8.self)
+    func readUntilClosed(within timeout: Duration) async -> String {
+        await offPool {
+            var received: [UInt8] = []
+            _ = self.read(into: &received, within: timeout)
+            return String(decoding: received, as: UTF8.self)
+        }
     }
 
-    private func read(into received: inout [UInt8], within timeout: Duration) -> Bool {
+    private func offPool<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: work()) }
+        }
+    }
+
+    /// Reads until the connection closes (`true`) or `timeout` passes; with `once`, returns
+    /// after the first bytes arrive.
+    private func read(into received: inout [UInt8], within timeout: Duration, once: Bool = false) -> Bool {
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 4096)
         while ContinuousClock.now < deadline {
@@ -150,6 +201,7 @@ final class RawConnection {
             let count = recv(descriptor, &buffer, buffer.count, 0)
             if count <= 0 { return true }
             received += buffer.prefix(count)
+            if once { return false }
         }
         return false
     }
