@@ -118,10 +118,12 @@ public struct PortcullisServer: Sendable {
             keyrings: keyrings, tenants: cache, sessions: sessions,
             successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens,
             projectId: configuration.projectId, publicURL: configuration.publicURL, clock: configuration.clock)
+        let passwords = PasswordHashingService(defaultParameters: configuration.passwordHashing, pool: HashingPool())
         let accounts = AccountService(
-            users: users, tenants: cache, tokens: tokens, revocation: revocation,
-            passwords: PasswordHashingService(defaultParameters: configuration.passwordHashing, pool: HashingPool()),
+            users: users, tenants: cache, tokens: tokens, revocation: revocation, passwords: passwords,
             abuse: configuration.abuseGuard, clock: configuration.clock)
+        let adminAccounts = AdminAccountService(
+            users: users, tenants: cache, revocation: revocation, passwords: passwords, clock: configuration.clock)
         let listener = InvalidationListener(
             database: database, subscribers: [cache, keyrings, revocation, verifiedTokens],
             fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
@@ -155,7 +157,7 @@ public struct PortcullisServer: Sendable {
             publicURL: configuration.publicURL)
         keyRoutes.registerPublic(on: router)
         keyRoutes.registerAdmin(on: admin)
-        AdminAccountRoutes(accounts: accounts).register(
+        AdminAccountRoutes(accounts: adminAccounts).register(
             on: router.group("v1/projects/{project}").add(middleware: authenticator))
         let endUser = router.group("v1").add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
         AccountRoutes(accounts: accounts).register(on: endUser)

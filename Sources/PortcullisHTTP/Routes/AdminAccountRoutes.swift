@@ -5,14 +5,14 @@ import PortcullisCore
 /// `POST /v1/projects/{p}[/tenants/{t}]/accounts[:lookup|:update|:delete]`: admin user management.
 /// The self-service switches do not apply here.
 struct AdminAccountRoutes {
-    let accounts: AccountService
+    let accounts: AdminAccountService
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         for prefix in ["", "tenants/{tenant}/"] {
             group.post("\(prefix)accounts") { request, context in
                 let tenantId = try Self.tenant(context)
                 let body = try await EndUserRequest(request, context: context)
-                let user = try await accounts.adminCreate(
+                let user = try await accounts.create(
                     tenantId: tenantId, uid: body.string("localId"), email: body.string("email"),
                     password: body.string("password"), emailVerified: body.bool("emailVerified") ?? false,
                     profile: .init(displayName: body.string("displayName"), photoURL: body.string("photoUrl")),
@@ -27,7 +27,7 @@ struct AdminAccountRoutes {
                 var users: [JSONValue] = []
                 for uid in try Self.localIds(body) {
                     // Absent users are left out, as Identity Toolkit does; a failure is an error, never "absent".
-                    if let user = try await accounts.adminLookup(tenantId: tenantId, uid: uid) { users.append(UserResource.json(user)) }
+                    if let user = try await accounts.lookup(tenantId: tenantId, uid: uid) { users.append(UserResource.json(user)) }
                 }
                 var members: [String: JSONValue] = ["kind": .string("identitytoolkit#GetAccountInfoResponse")]
                 if !users.isEmpty { members["users"] = .array(users) }
@@ -39,7 +39,7 @@ struct AdminAccountRoutes {
                 guard let uid = try body.string("localId"), !uid.isEmpty else { throw AuthError(.missingLocalId) }
                 let validSince = try body.body.int("validSince").map(Int64.init)
                 let claims = try body.string("customAttributes").map(CustomClaims.parse)
-                let user = try await accounts.adminUpdate(
+                let user = try await accounts.update(
                     tenantId: tenantId, uid: uid, disabled: body.bool("disableUser"), validSince: validSince,
                     emailVerified: body.bool("emailVerified"), customAttributes: claims,
                     displayName: body.string("displayName"))
@@ -50,7 +50,7 @@ struct AdminAccountRoutes {
                 let tenantId = try Self.tenant(context)
                 let body = try await EndUserRequest(request, context: context)
                 guard let uid = try body.string("localId"), !uid.isEmpty else { throw AuthError(.missingLocalId) }
-                try await accounts.adminDelete(tenantId: tenantId, uid: uid)
+                try await accounts.delete(tenantId: tenantId, uid: uid)
                 return JSONResponse.make(.object(["kind": .string("identitytoolkit#DeleteAccountResponse")]))
             }
         }

@@ -1,0 +1,102 @@
+import Foundation
+public import PortcullisCore
+import PortcullisCrypto
+import PortcullisStore
+
+extension AccountService {
+    /// What `accounts:update` may change.
+    public struct Changes: Sendable {
+        /// New email (needs a recent sign-in; revokes other sessions).
+        public var email: String?
+        /// New password (needs a recent sign-in; revokes other sessions).
+        public var password: String?
+        /// New display name and photo URL.
+        public var profile: Profile
+        /// `DISPLAY_NAME`, `PHOTO_URL` to clear.
+        public var deleteAttributes: Set<String> = []
+
+        /// Creates changes.
+        public init(email: String? = nil, password: String? = nil, profile: Profile = Profile(), deleteAttributes: Set<String> = []) {
+            self.email = email
+            self.password = password
+            self.profile = profile
+            self.deleteAttributes = deleteAttributes
+        }
+    }
+
+    /// `accounts:update` with an ID token. Password and email changes return new tokens.
+    ///
+    /// Only the fields the request names are written, in one statement: a concurrent
+    /// change to another field (an admin disabling the user, another revocation) stands.
+    public func update(
+        idToken: String?, tenantId: String?, changes: Changes
+    ) async throws -> (user: User, tokens: SessionTokens?) {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
+        let profile = try changes.profile.validated()
+        var update = UserUpdate()
+        if let name = profile.displayName { update.displayName = .some(name) }
+        if let photo = profile.photoURL { update.photoURL = .some(photo) }
+        if changes.deleteAttributes.contains("DISPLAY_NAME") { update.displayName = .some(nil) }
+        if changes.deleteAttributes.contains("PHOTO_URL") { update.photoURL = .some(nil) }
+        guard changes.email != nil || changes.password != nil else {
+            guard let updated = try await users.update(tenantId: tenantId, uid: user.uid, update, requiring: .enabled) else {
+                throw try await Self.missing(user, in: users)
+            }
+            return (updated, nil)
+        }
+        // The presented token's own auth_time is what the recent-login rule judges.
+        try SessionPolicy.requireRecentSignIn(
+            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
+            anonymous: user.isAnonymous)
+        if let email = changes.email { update.email = .some(try EmailAddress.validate(email)) }
+        if let password = changes.password {
+            try settings.passwordPolicy.check(password)
+            update.passwordHash = try await passwords.hash(password, settings: settings)
+        }
+        let (updated, session) = try await applyCredentialChange(update, to: user, requiring: .enabled)
+        return (updated, session)
+    }
+
+    /// Writes a change of email or password, with the revocation it implies, and starts the
+    /// caller's new session after the revocation's watermark.
+    func applyCredentialChange(
+        _ update: UserUpdate, to user: User, requiring precondition: UserRepository.Precondition
+    ) async throws -> (User, SessionTokens) {
+        var update = update
+        UserUpdatePolicy.applyImplications(to: &update, now: clock.now())
+        guard let updated = try await users.update(tenantId: user.tenantId, uid: user.uid, update, requiring: precondition) else {
+            throw try await Self.missing(user, in: users, otherwise: AuthError(.emailExists))
+        }
+        revocation.forget(tenantId: user.tenantId, uid: user.uid)
+        // Tokens for the caller are issued after the change, with a fresh auth_time.
+        guard
+            let session = try await tokens.startSession(
+                for: updated, signInProvider: "password", now: max(clock.now(), updated.validSince))
+        else { throw try await Self.missing(user, in: users) }
+        return (updated, session)
+    }
+
+    /// Why an update matched no row: the user is gone (`USER_NOT_FOUND`), disabled
+    /// (`USER_DISABLED`), or else `otherwise`.
+    static func missing(
+        _ user: User, in users: UserRepository, otherwise: AuthError = AuthError(.userNotFound)
+    ) async throws -> AuthError {
+        guard let current = try await users.find(tenantId: user.tenantId, uid: user.uid)?.user else {
+            return AuthError(.userNotFound)
+        }
+        return current.disabled ? AuthError(.userDisabled) : otherwise
+    }
+
+    /// `accounts:delete` by the user: `ADMIN_ONLY_OPERATION` when self-deletion is off.
+    public func deleteSelf(idToken: String?, tenantId: String?) async throws {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeSelfDeletion()
+        try SessionPolicy.requireRecentSignIn(
+            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds)
+        guard try await users.delete(tenantId: tenantId, uid: user.uid) else { throw AuthError(.userNotFound) }
+        revocation.forget(tenantId: tenantId, uid: user.uid)
+    }
+}

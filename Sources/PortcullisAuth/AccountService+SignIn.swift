@@ -1,0 +1,142 @@
+import Foundation
+public import PortcullisCore
+import PortcullisCrypto
+import PortcullisStore
+
+extension AccountService {
+    /// `accounts:signUp`: password, anonymous, or (with `idToken`) upgrading an anonymous user.
+    public func signUp(
+        tenantId: String?, email: String?, password: String?, profile: Profile, idToken: String?,
+        client: IPAddress?
+    ) async throws -> SignedIn {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        let profile = try profile.validated()
+        if let idToken {
+            return try await upgradeAnonymous(
+                idToken: idToken, tenantId: tenantId, email: email, password: password, profile: profile, settings: settings)
+        }
+        let method: SignUpMethod = (email == nil && password == nil) ? .anonymous : .password
+        try SelfServicePolicy(settings: settings).authorizeSignUp(method)
+        let now = clock.now()
+        if let client, !abuse.ipSignUps.consume(ClientAddress.limitKey(client), now: now.seconds) {
+            throw AuthError(.tooManyAttemptsTryLater)
+        }
+        var user = User(
+            tenantId: tenantId, uid: Self.newUID(), displayName: profile.displayName, photoURL: profile.photoURL,
+            createdAt: now.date, lastLoginAt: now)
+        var hash: String?
+        if method == .password {
+            guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
+            guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
+            user.email = try EmailAddress.validate(email)
+            try settings.passwordPolicy.check(password)
+            hash = try await passwords.hash(password, settings: settings)
+            user.hasPassword = true
+        }
+        let created = try await users.create(user, passwordHash: hash)
+        guard
+            let session = try await tokens.startSession(
+                for: created, signInProvider: method == .anonymous ? "anonymous" : "password", now: now)
+        else { throw AuthError(.userNotFound) }
+        return SignedIn(user: created, tokens: session)
+    }
+
+    /// `accounts:signUp` with an `idToken`: links an email and password to an anonymous
+    /// account, keeping its uid.
+    ///
+    /// Only an anonymous account may be upgraded this way; any other answers
+    /// `EMAIL_EXISTS`, as the emulator does for an account that already has its
+    /// email (adding or changing a password goes through `accounts:update`, which needs
+    /// a recent sign-in). The upgrade revokes the guest session's other tokens.
+    private func upgradeAnonymous(
+        idToken: String, tenantId: String?, email: String?, password: String?, profile: Profile, settings: TenantSettings
+    ) async throws -> SignedIn {
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
+        guard user.isAnonymous else { throw AuthError(.emailExists) }
+        guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
+        guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
+        guard settings.allowPasswordSignup else { throw AuthError(.operationNotAllowed) }
+        try SessionPolicy.requireRecentSignIn(
+            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds, anonymous: true)
+        let address = try EmailAddress.validate(email)
+        try settings.passwordPolicy.check(password)
+        var update = UserUpdate(email: .some(address), passwordHash: try await passwords.hash(password, settings: settings))
+        if let name = profile.displayName { update.displayName = .some(name) }
+        if let photo = profile.photoURL { update.photoURL = .some(photo) }
+        let (upgraded, session) = try await applyCredentialChange(update, to: user, requiring: .anonymous)
+        return SignedIn(user: upgraded, tokens: session)
+    }
+
+    /// `accounts:signInWithPassword`.
+    ///
+    /// The attempt counts against the account's and the client's limits before the hash
+    /// is computed, and is taken back when the password was right.
+    public func signIn(tenantId: String?, email: String?, password: String?, client: IPAddress?) async throws -> SignedIn {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        guard settings.allowPasswordSignup else { throw AuthError(.passwordLoginDisabled) }
+        guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
+        let address = try EmailAddress.validate(email)
+        guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
+        let now = clock.now()
+        let accountKey = "\(tenantId ?? ""):\(address)"
+        let clientKey = client.map(ClientAddress.limitKey)
+        guard abuse.beginSignIn(account: accountKey, client: clientKey, now: now.seconds) else {
+            throw AuthError(.tooManyAttemptsTryLater)
+        }
+        let found: (user: User, passwordHash: String?)?
+        let matches: Bool
+        do {
+            found = try await users.find(tenantId: tenantId, email: address)
+            matches = try await passwords.verify(password, against: found?.passwordHash, settings: settings)
+        } catch {
+            // Never checked (the pool was full, the database failed): not a failed guess.
+            abuse.refundSignIn(account: accountKey, client: clientKey, now: now.seconds)
+            throw error
+        }
+        guard let found, let storedHash = found.passwordHash, matches else {
+            throw SignInPolicy.wrongCredentials(emailKnown: found != nil, privacy: settings.enableImprovedEmailPrivacy)
+        }
+        let user = found.user
+        abuse.refundSignIn(account: accountKey, client: clientKey, now: now.seconds)
+        guard !user.disabled else { throw AuthError(.userDisabled) }
+        var rehashed: String?
+        if passwords.hasher(for: settings).needsRehash(storedHash) {
+            // The hash was made with other parameters: upgrade it now that the password is known.
+            rehashed = try await passwords.hash(password, settings: settings)
+        }
+        var proof = (email: address, hash: storedHash)
+        for _ in 0..<2 {
+            if let session = try await tokens.startSession(
+                for: user, signInProvider: "password", now: clock.now(), provenPassword: proof,
+                upgradedPasswordHash: rehashed)
+            {
+                return SignedIn(user: user, tokens: session)
+            }
+            // Between the check and the session the user was disabled or deleted, or its email or
+            // hash changed. A new hash may be another sign-in's rehash of the same password: the
+            // password is checked once more against what is stored now.
+            guard let (current, currentHash) = try await users.find(tenantId: tenantId, uid: user.uid) else {
+                throw SignInPolicy.wrongCredentials(emailKnown: false, privacy: settings.enableImprovedEmailPrivacy)
+            }
+            if current.disabled { throw AuthError(.userDisabled) }
+            guard current.email == address, let currentHash, currentHash != proof.hash,
+                try await passwords.verify(password, against: currentHash, settings: settings)
+            else { break }
+            proof = (address, currentHash)
+            rehashed = nil
+        }
+        throw SignInPolicy.wrongCredentials(emailKnown: true, privacy: settings.enableImprovedEmailPrivacy)
+    }
+
+    /// `accounts:createAuthUri`: the sign-in methods of an email; nothing when enumeration protection is on.
+    public func signInMethods(tenantId: String?, email: String?) async throws -> [String]? {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
+        let address = try EmailAddress.validate(email)
+        guard !settings.enableImprovedEmailPrivacy else { return nil }
+        return try await users.find(tenantId: tenantId, email: address)?.user.providerIds ?? []
+    }
+}

@@ -1,0 +1,177 @@
+// Tenant settings as Identity Platform's JSON: parsed leniently, written back in its field names.
+
+extension TenantSettings {
+    /// Every field path an `updateMask` may name: leaves and the objects that hold them.
+    public static let maskablePaths: Set<String> = [
+        "displayName", "allowPasswordSignup", "enableEmailLinkSignin", "disableAuth", "enableAnonymousUser",
+        "client", "client.permissions", "client.permissions.disabledUserSignup",
+        "client.permissions.disabledUserDeletion",
+        "emailPrivacyConfig", "emailPrivacyConfig.enableImprovedEmailPrivacy",
+        "passwordPolicyConfig", "passwordPolicyConfig.passwordPolicyEnforcementState",
+        "passwordPolicyConfig.forceUpgradeOnSignin", "passwordPolicyConfig.passwordPolicyVersions",
+        "signingAlgorithm", "idTokenLifetimeSeconds", "recentLoginWindowSeconds",
+        "refreshTokenReuseGraceSeconds", "oobCodeLifetimeSeconds", "trustedEmailDomains",
+        "scryptParameters", "scryptParameters.logN", "scryptParameters.r", "scryptParameters.p",
+    ]
+
+    static let federatedProviders: Set<String> = [
+        "google.com", "apple.com", "microsoft.com", "yahoo.com", "facebook.com", "github.com", "twitter.com",
+    ]
+
+    /// Reads settings from a request or stored document; absent fields keep their defaults.
+    ///
+    /// Keys may be camelCase or snake_case; wrong types and out-of-range values
+    /// are `INVALID_ARGUMENT` naming the field.
+    public init(json: JSONValue) throws(AuthError) {
+        self.init()
+        let body = try JSONValue.Reader(json.camelCasedKeys())
+        if let name = try body.string("displayName") {
+            guard !name.isEmpty, name.count <= 256 else {
+                throw AuthError(.invalidArgument, detail: "displayName must be 1 to 256 characters")
+            }
+            displayName = name
+        }
+        allowPasswordSignup = try body.bool("allowPasswordSignup") ?? false
+        enableEmailLinkSignin = try body.bool("enableEmailLinkSignin") ?? false
+        disableAuth = try body.bool("disableAuth") ?? false
+        enableAnonymousUser = try body.bool("enableAnonymousUser") ?? false
+        if let permissions = try body.object("client")?.object("permissions") {
+            self.permissions.disabledUserSignup = try permissions.bool("disabledUserSignup") ?? false
+            self.permissions.disabledUserDeletion = try permissions.bool("disabledUserDeletion") ?? false
+        }
+        if let privacy = try body.object("emailPrivacyConfig") {
+            enableImprovedEmailPrivacy = try privacy.bool("enableImprovedEmailPrivacy") ?? false
+        }
+        if let policy = try body.object("passwordPolicyConfig") {
+            passwordPolicy = try PasswordPolicy(reader: policy)
+        }
+        if let algorithm = try body.string("signingAlgorithm") {
+            guard let parsed = SigningAlgorithm(rawValue: algorithm) else {
+                throw AuthError(.invalidArgument, detail: "signingAlgorithm must be one of RS256, ES256, EdDSA")
+            }
+            signingAlgorithm = parsed
+        }
+        idTokenLifetimeSeconds = try Self.bounded(body, "idTokenLifetimeSeconds", 1...86_400) ?? 3600
+        recentLoginWindowSeconds = try Self.bounded(body, "recentLoginWindowSeconds", 1...86_400) ?? 300
+        refreshTokenReuseGraceSeconds = try Self.bounded(body, "refreshTokenReuseGraceSeconds", 0...300) ?? 10
+        oobCodeLifetimeSeconds = try Self.bounded(body, "oobCodeLifetimeSeconds", 1...604_800) ?? 3600
+        if let domains = try body.array("trustedEmailDomains") {
+            trustedEmailDomains = try domains.enumerated().map { (index, item) throws(AuthError) in
+                try TrustedEmailDomain(reader: JSONValue.Reader(item, path: "trustedEmailDomains[\(index)]"))
+            }
+        }
+        if let scrypt = try body.object("scryptParameters") {
+            scryptParameters = try ScryptParameters(reader: scrypt)
+        }
+    }
+
+    private static func bounded(
+        _ body: JSONValue.Reader, _ key: String, _ range: ClosedRange<Int>
+    ) throws(AuthError) -> Int? {
+        guard let value = try body.int(key) else { return nil }
+        guard range.contains(value) else {
+            throw AuthError(
+                .invalidArgument, detail: "\(key) must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// The settings as Identity Platform's JSON fields (no `name`).
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "allowPasswordSignup": .bool(allowPasswordSignup),
+            "enableEmailLinkSignin": .bool(enableEmailLinkSignin),
+            "disableAuth": .bool(disableAuth),
+            "enableAnonymousUser": .bool(enableAnonymousUser),
+            "client": .object([
+                "permissions": .object([
+                    "disabledUserSignup": .bool(permissions.disabledUserSignup),
+                    "disabledUserDeletion": .bool(permissions.disabledUserDeletion),
+                ])
+            ]),
+            "emailPrivacyConfig": .object(["enableImprovedEmailPrivacy": .bool(enableImprovedEmailPrivacy)]),
+            "passwordPolicyConfig": passwordPolicy.json,
+            "signingAlgorithm": .string(signingAlgorithm.rawValue),
+            "idTokenLifetimeSeconds": .integer(Int64(idTokenLifetimeSeconds)),
+            "recentLoginWindowSeconds": .integer(Int64(recentLoginWindowSeconds)),
+            "refreshTokenReuseGraceSeconds": .integer(Int64(refreshTokenReuseGraceSeconds)),
+            "oobCodeLifetimeSeconds": .integer(Int64(oobCodeLifetimeSeconds)),
+            "trustedEmailDomains": .array(
+                trustedEmailDomains.map {
+                    .object(["providerId": .string($0.providerId), "domain": .string($0.domain)])
+                }),
+        ]
+        if let displayName { members["displayName"] = .string(displayName) }
+        if let scryptParameters { members["scryptParameters"] = scryptParameters.json }
+        return .object(members)
+    }
+}
+
+extension TenantSettings.PasswordPolicy {
+    init(reader: JSONValue.Reader) throws(AuthError) {
+        self.init()
+        if let state = try reader.string("passwordPolicyEnforcementState") {
+            switch state {
+            case "ENFORCE": enforcementState = .enforce
+            case "OFF", "PASSWORD_POLICY_ENFORCEMENT_STATE_UNSPECIFIED": enforcementState = .off
+            default:
+                throw AuthError(
+                    .invalidArgument, detail: "passwordPolicyConfig.passwordPolicyEnforcementState must be ENFORCE or OFF")
+            }
+        }
+        forceUpgradeOnSignin = try reader.bool("forceUpgradeOnSignin") ?? false
+        guard let versions = try reader.array("passwordPolicyVersions"), let first = versions.first else { return }
+        guard versions.count == 1 else {
+            throw AuthError(.invalidArgument, detail: "passwordPolicyConfig.passwordPolicyVersions takes one version")
+        }
+        let version = try JSONValue.Reader(first, path: "passwordPolicyConfig.passwordPolicyVersions[0]")
+        guard let options = try version.object("customStrengthOptions") else { return }
+        minPasswordLength = try options.int("minPasswordLength") ?? 6
+        maxPasswordLength = try options.int("maxPasswordLength") ?? 4096
+        guard (6...30).contains(minPasswordLength) else {
+            throw AuthError(.invalidArgument, detail: "minPasswordLength must be between 6 and 30")
+        }
+        guard (minPasswordLength...4096).contains(maxPasswordLength) else {
+            throw AuthError(.invalidArgument, detail: "maxPasswordLength must be between minPasswordLength and 4096")
+        }
+        containsLowercaseCharacter = try options.bool("containsLowercaseCharacter") ?? false
+        containsUppercaseCharacter = try options.bool("containsUppercaseCharacter") ?? false
+        containsNumericCharacter = try options.bool("containsNumericCharacter") ?? false
+        containsNonAlphanumericCharacter = try options.bool("containsNonAlphanumericCharacter") ?? false
+    }
+
+    var json: JSONValue {
+        .object([
+            "passwordPolicyEnforcementState": .string(enforcementState.rawValue),
+            "forceUpgradeOnSignin": .bool(forceUpgradeOnSignin),
+            "passwordPolicyVersions": .array([
+                .object([
+                    "customStrengthOptions": .object([
+                        "minPasswordLength": .integer(Int64(minPasswordLength)),
+                        "maxPasswordLength": .integer(Int64(maxPasswordLength)),
+                        "containsLowercaseCharacter": .bool(containsLowercaseCharacter),
+                        "containsUppercaseCharacter": .bool(containsUppercaseCharacter),
+                        "containsNumericCharacter": .bool(containsNumericCharacter),
+                        "containsNonAlphanumericCharacter": .bool(containsNonAlphanumericCharacter),
+                    ])
+                ])
+            ]),
+        ])
+    }
+}
+
+extension TenantSettings.TrustedEmailDomain {
+    init(reader: JSONValue.Reader) throws(AuthError) {
+        guard let providerId = try reader.string("providerId"),
+            TenantSettings.federatedProviders.contains(providerId) || providerId.hasPrefix("oidc.")
+        else {
+            throw AuthError(.invalidArgument, detail: "\(reader.path).providerId must name a federated provider")
+        }
+        guard let domain = try reader.string("domain")?.lowercased(), !domain.isEmpty, !domain.contains("@"),
+            domain.count <= 253
+        else {
+            throw AuthError(.invalidArgument, detail: "\(reader.path).domain must be an email domain")
+        }
+        self.init(providerId: providerId, domain: domain)
+    }
+}
