@@ -132,6 +132,14 @@ def main():
         results[f"sign_{algorithm}"] = float(run([f"{BIN}/portcullis-bench", "sign", algorithm, str(cores), "5"]).stdout)
         log(f"  {algorithm}: {results[f'sign_{algorithm}']:.0f} tokens/s")
 
+    # DESIGN.md §7's RS256 refresh anchor: OpenSSL 3's own RSA-2048 signing on every core.
+    log(f"anchor: openssl speed -multi {cores} rsa2048")
+    output = run(["openssl", "speed", "-mr", "-multi", str(cores), "-seconds", "5", "rsa2048"]).stdout
+    # With -multi, OpenSSL 3 ends with the children's sum, machine-readable:
+    # +F2:<index>:<bits>:<signs per second>:<verifies per second>.
+    results["openssl_rs256"] = float(re.findall(r"^\+F2:\d+:2048:([\d.]+):", output, re.M)[-1])
+    log(f"  {results['openssl_rs256']:.0f} signs/s on all cores")
+
     # The anchor is pgbench's own one-row UPDATE + SELECT transaction, its built-in
     # `simple-update` (-N), in its default query mode: the workload DESIGN.md §7's
     # "≈ 4.3k TPS (6k prepared)" figures match on this machine kind (BENCHMARKS.md).
@@ -291,17 +299,17 @@ def report():
     hash_ms = 1000 / r["scrypt_one"]
     # Each row is computed only if its section ran (BENCH_ONLY).
     rows = [lambda: 
-        ("password sign-in, -c16", f"{r['sign_in']['rate']:.1f}/s", f"{r['sign_in']['rate'] / r['scrypt_all']:.2f} × raw scrypt ({r['scrypt_all']:.1f}/s)", "≥ 0.85", r["sign_in"]["rate"] / r["scrypt_all"] >= 0.85),
+        ("password sign-in, -c16", f"{r['sign_in']['rate']:.1f}/s", f"{r['sign_in']['rate'] / r['scrypt_all']:.2f} × raw scrypt ({r['scrypt_all']:.1f}/s)", "≥ 0.9", r["sign_in"]["rate"] / r["scrypt_all"] >= 0.9),
         lambda: ("sign-in serial p50", f"{r['sign_in_serial']['p50_ms']:.1f} ms", f"one hash {hash_ms:.1f} ms + {r['sign_in_serial']['p50_ms'] - hash_ms:.1f} ms", "≤ hash + 10 ms", r["sign_in_serial"]["p50_ms"] <= hash_ms + 10),
-        lambda: ("password sign-up, -c16", f"{r['sign_up']['rate']:.1f}/s", f"{r['sign_up']['rate'] / r['scrypt_all']:.2f} × raw scrypt", "≥ 0.75", r["sign_up"]["rate"] / r["scrypt_all"] >= 0.75),
-        lambda: ("/v1/verify RS256, -t2 -c64", f"{r['verify']['rate']:.0f}/s, p99 {r['verify']['p99_ms']:.2f} ms", f"{r['verify']['rate'] / r['nginx']['rate']:.2f} × nginx ({r['nginx']['rate']:.0f}/s)", "≥ 0.20, p99 ≤ 10 ms", r["verify"]["rate"] / r["nginx"]["rate"] >= 0.20 and r["verify"]["p99_ms"] <= 10),
-        lambda: ("/v1/verify RS256, distinct tokens (cache misses)", f"{r['verify_uncached']['rate']:.0f}/s, p99 {r['verify_uncached']['p99_ms']:.2f} ms", f"{r['verify_uncached']['rate'] / r['nginx']['rate']:.2f} × nginx", "(informational)", r["verify_uncached"]["rate"] / r["nginx"]["rate"] >= 0.20),
-        lambda: ("/v1/verify under sign-in load", f"{r['verify_loaded']['rate']:.0f}/s, p99 {r['verify_loaded']['p99_ms']:.2f} ms", f"{r['verify_loaded']['rate'] / r['verify']['rate']:.2f} × unloaded, p99 {r['verify_loaded']['p99_ms'] / r['verify']['p99_ms']:.2f} ×", "≥ 0.5, p99 ≤ 2 ×", r["verify_loaded"]["rate"] / r["verify"]["rate"] >= 0.5 and r["verify_loaded"]["p99_ms"] <= 2 * r["verify"]["p99_ms"]),
-        lambda: ("refresh RS256, -c16", f"{r['refresh_rs256']['rate']:.0f}/s", f"{r['refresh_rs256']['rate'] / r['pgbench']:.2f} × pgbench ({r['pgbench']:.0f} TPS)", "≥ 0.25", r["refresh_rs256"]["rate"] / r["pgbench"] >= 0.25),
-        lambda: ("refresh ES256, -c16", f"{r['refresh_es256']['rate']:.0f}/s", f"{r['refresh_es256']['rate'] / r['pgbench']:.2f} × pgbench", "≥ 0.45", r["refresh_es256"]["rate"] / r["pgbench"] >= 0.45),
+        lambda: ("password sign-up, -c16", f"{r['sign_up']['rate']:.1f}/s", f"{r['sign_up']['rate'] / r['scrypt_all']:.2f} × raw scrypt", "≥ 0.8", r["sign_up"]["rate"] / r["scrypt_all"] >= 0.8),
+        lambda: ("/v1/verify RS256, -t2 -c64", f"{r['verify']['rate']:.0f}/s, p99 {r['verify']['p99_ms']:.2f} ms", f"{r['verify']['rate'] / r['nginx']['rate']:.2f} × nginx ({r['nginx']['rate']:.0f}/s)", "≥ 0.30, p99 ≤ 5 ms", r["verify"]["rate"] / r["nginx"]["rate"] >= 0.30 and r["verify"]["p99_ms"] <= 5),
+        lambda: ("/v1/verify RS256, distinct tokens (cache misses)", f"{r['verify_uncached']['rate']:.0f}/s, p99 {r['verify_uncached']['p99_ms']:.2f} ms", f"{r['verify_uncached']['rate'] / r['nginx']['rate']:.2f} × nginx", "≥ 0.15", r["verify_uncached"]["rate"] / r["nginx"]["rate"] >= 0.15),
+        lambda: ("/v1/verify under sign-in load", f"{r['verify_loaded']['rate']:.0f}/s, p99 {r['verify_loaded']['p99_ms']:.2f} ms", f"{r['verify_loaded']['rate'] / r['verify']['rate']:.2f} × unloaded, p99 {r['verify_loaded']['p99_ms'] / r['verify']['p99_ms']:.2f} ×", "≥ 0.7, p99 ≤ 2 ×", r["verify_loaded"]["rate"] / r["verify"]["rate"] >= 0.7 and r["verify_loaded"]["p99_ms"] <= 2 * r["verify"]["p99_ms"]),
+        lambda: ("refresh RS256, -c16", f"{r['refresh_rs256']['rate']:.0f}/s", f"{r['refresh_rs256']['rate'] / r['openssl_rs256']:.2f} × OpenSSL RS256 signing ({r['openssl_rs256']:.0f}/s), {r['refresh_rs256']['rate'] / r['pgbench']:.2f} × pgbench ({r['pgbench']:.0f} TPS)", "≥ 0.5 × OpenSSL", r["refresh_rs256"]["rate"] / r["openssl_rs256"] >= 0.5),
+        lambda: ("refresh ES256, -c16", f"{r['refresh_es256']['rate']:.0f}/s", f"{r['refresh_es256']['rate'] / r['pgbench']:.2f} × pgbench", "≥ 0.6", r["refresh_es256"]["rate"] / r["pgbench"] >= 0.6),
         lambda: ("refresh RS256 / ES256 against raw signing", "", f"{r['refresh_rs256']['rate'] / r['sign_RS256']:.2f} × / {r['refresh_es256']['rate'] / r['sign_ES256']:.2f} × ({r['sign_RS256']:.0f} / {r['sign_ES256']:.0f} tokens/s)", "(informational)", None),
         lambda: ("refresh RS256 / ES256 against autocommit statements", "", f"{r['refresh_rs256']['rate'] / r['pgbench_autocommit']:.2f} × / {r['refresh_es256']['rate'] / r['pgbench_autocommit']:.2f} × ({r['pgbench_autocommit']:.0f} TPS)", "(informational)", None),
-        lambda: ("idle RSS, 10,000 tenants loaded", f"{r['rss_mb']:.1f} MB", "", "< 150 MB", r["rss_mb"] < 150),
+        lambda: ("idle RSS, 10,000 tenants loaded", f"{r['rss_mb']:.1f} MB", "", "< 100 MB", r["rss_mb"] < 100),
         lambda: ("toggle seen by instance B", f"p99 {r['toggle_p99_ms']:.1f} ms", f"p50 {r['toggle_p50_ms']:.1f} ms", "p99 < 1 s", r["toggle_p99_ms"] < 1000),
     ]
     print("\n| measurement | Portcullis | ratio to the anchor in this run | target | met |")
