@@ -126,13 +126,15 @@ public struct SigningKeyRepository: Sendable {
             let tenant = tenantId ?? ""
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(hashtext('signing_keys:' || \(tenant)))", logger: logger)
-            let lead: Int
+            let signsFrom: Date
             switch activation {
             case .first:
                 let existing = try await connection.query(
                     "SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND retired_at IS NULL", logger: logger)
                 for try await _ in existing.decode(Int.self) { return false }
-                lead = 0
+                // It replaces nothing, so it signs "since always": a request that read the clock
+                // before this one, or an instance whose clock is behind, must not see it as pending.
+                signsFrom = Date(timeIntervalSince1970: 0)
             case .immediately:
                 // Every key still signing or about to stop, the pending one included, retires now;
                 // a key that never signed needs no publishing.
@@ -142,12 +144,12 @@ public struct SigningKeyRepository: Sendable {
                         THEN \(now.addingTimeInterval(Double(publishRetiredSeconds))) ELSE \(now) END
                     WHERE tenant_id = \(tenant) AND (retired_at IS NULL OR retired_at > \(now))
                     """, logger: logger)
-                lead = 0
+                signsFrom = now
             case .scheduled(let leadSeconds, let dueAfterSeconds):
                 let due = try await connection.query(
                     """
                     SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND retired_at IS NULL
-                      AND signs_from < \(now.addingTimeInterval(-Double(dueAfterSeconds)))
+                      AND \(unescaped: Self.signingSince) < \(now.addingTimeInterval(-Double(dueAfterSeconds)))
                     """, logger: logger)
                 var isDue = false
                 for try await _ in due.decode(Int.self) { isDue = true }
@@ -158,13 +160,13 @@ public struct SigningKeyRepository: Sendable {
                         publish_until = \(now.addingTimeInterval(Double(leadSeconds + publishRetiredSeconds)))
                     WHERE tenant_id = \(tenant) AND retired_at IS NULL
                     """, logger: logger)
-                lead = leadSeconds
+                signsFrom = now.addingTimeInterval(Double(leadSeconds))
             }
             try await connection.query(
                 """
                 INSERT INTO signing_keys (tenant_id, kid, algorithm, public_jwk, sealed_private_key, created_at, signs_from)
                 VALUES (\(tenant), \(key.kid), \(key.algorithm), \(key.publicJWK.serialized())::jsonb,
-                        \(ByteBuffer(bytes: key.sealedPrivateKey)), \(now), \(now.addingTimeInterval(Double(lead))))
+                        \(ByteBuffer(bytes: key.sealedPrivateKey)), \(now), \(signsFrom))
                 """, logger: logger)
             if activation != .first {
                 try await AuditLogRepository.record(
@@ -182,13 +184,17 @@ public struct SigningKeyRepository: Sendable {
             let rows = try await connection.query(
                 """
                 SELECT tenant_id FROM signing_keys
-                WHERE retired_at IS NULL AND signs_from < \(now.addingTimeInterval(-Double(maximumAge)))
+                WHERE retired_at IS NULL AND \(unescaped: Self.signingSince) < \(now.addingTimeInterval(-Double(maximumAge)))
                 """, logger: logger)
             var due: [String?] = []
             for try await tenant in rows.decode(String.self) { due.append(tenant.isEmpty ? nil : tenant) }
             return due
         }
     }
+
+    /// Since when a key has been the one signing, for its age: a tenant's first key signs
+    /// "since always" (`signs_from` at the epoch) but is as old as its creation.
+    private static let signingSince = "greatest(created_at, signs_from)"
 
     private static let columns = "kid, algorithm, public_jwk::text, sealed_private_key, created_at, signs_from, retired_at"
 

@@ -88,6 +88,21 @@ struct KeyRotationTests {
         }
     }
 
+    @Test("a tenant's first key, made by racing first requests, signs for every one of them")
+    func racingFirstRequests() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"race","enableAnonymousUser":true}"#)
+            let statuses = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<12 {
+                    group.addTask { try await gateway.endUser("accounts:signUp", [:], tenant: tenant).errorMessage ?? "ok" }
+                }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0 == "ok" }, "\(statuses)")
+            #expect(try await Self.publishedKids(gateway, tenant: tenant).count == 1)
+        }
+    }
+
     @Test("an operator's rotation is immediate, and replaces a key a scheduled rotation had only published")
     func immediateRotationSupersedesPending() async throws {
         try await TestGateway.run { gateway in

@@ -127,6 +127,9 @@ struct SigningKeyStoreTests {
             #expect(
                 try await keys.activate(
                     tenantId: "t", key: key("k1"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
+            // A first key replaces nothing: it signs at any time, even for a clock behind the one that made it.
+            let behind = Date().addingTimeInterval(-60)
+            #expect(try await keys.published(tenantId: "t", at: behind).map { $0.state(at: behind) } == [.active])
             #expect(
                 try await !keys.activate(
                     tenantId: "t", key: key("k2"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
