@@ -119,23 +119,6 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
-    static func camelCase(_ key: String) -> String {
-        guard key.contains("_") else { return key }
-        var result = ""
-        var upperNext = false
-        for character in key {
-            if character == "_" {
-                upperNext = !result.isEmpty
-            } else if upperNext {
-                result += character.uppercased()
-                upperNext = false
-            } else {
-                result.append(character)
-            }
-        }
-        return result
-    }
-
     /// The value at a dotted path of object members (`client.permissions`), if any.
     public func value(at path: [String]) -> JSONValue? {
         var current = self
@@ -185,10 +168,6 @@ extension JSONValue {
 
         func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
-        func invalid(_ key: String, _ expected: String) -> AuthError {
-            AuthError(.invalidArgument, detail: "Invalid value at '\(fieldPath(key))' (\(expected))")
-        }
-
         /// Whether the member is present and not `null`.
         public func contains(_ key: String) -> Bool {
             if let value = members[key], value != .null { return true }
@@ -197,55 +176,31 @@ extension JSONValue {
 
         /// A boolean; accepts `true`/`false` and the strings "true"/"false".
         public func bool(_ key: String) throws(AuthError) -> Bool? {
-            switch members[key] {
-            case nil, .null?: return nil
-            case .bool(let value)?: return value
-            case .string(let text)?:
-                switch text.lowercased() {
-                case "true": return true
-                case "false": return false
-                default: throw invalid(key, "TYPE_BOOL")
-                }
-            default: throw invalid(key, "TYPE_BOOL")
-            }
+            guard let value = present(key) else { return nil }
+            return try value.lenientBool(at: fieldPath(key))
         }
 
         /// An integer; accepts integral numbers and numeric strings.
         public func int(_ key: String) throws(AuthError) -> Int? {
-            switch members[key] {
-            case nil, .null?: return nil
-            case .integer(let value)?:
-                guard let int = Int(exactly: value) else { throw invalid(key, "TYPE_INT64") }
-                return int
-            case .double(let value)?:
-                guard let int = Int(exactly: value) else { throw invalid(key, "TYPE_INT64") }
-                return int
-            case .string(let text)?:
-                guard let int = Int(text.trimmingCharacters(in: .whitespaces)) else { throw invalid(key, "TYPE_INT64") }
-                return int
-            default: throw invalid(key, "TYPE_INT64")
-            }
+            guard let value = present(key) else { return nil }
+            return try value.lenientInteger(Int.self, at: fieldPath(key))
         }
 
-        /// A string; accepts numbers and booleans, rendered as text. NUL characters are refused:
-        /// no field of the API can hold one, and PostgreSQL's text cannot either.
+        /// A string; accepts numbers and booleans, rendered as text; refuses NUL characters.
         public func string(_ key: String) throws(AuthError) -> String? {
-            switch members[key] {
-            case nil, .null?: return nil
-            case .string(let value)?:
-                guard !value.utf8.contains(0) else { throw invalid(key, "NUL character") }
-                return value
-            case .integer(let value)?: return String(value)
-            case .double(let value)?: return String(value)
-            case .bool(let value)?: return String(value)
-            default: throw invalid(key, "TYPE_STRING")
-            }
+            guard let value = present(key) else { return nil }
+            return try value.lenientString(at: fieldPath(key))
+        }
+
+        private func present(_ key: String) -> JSONValue? {
+            guard let value = members[key], value != .null else { return nil }
+            return value
         }
 
         /// A nested object, or `nil` when absent.
         public func object(_ key: String) throws(AuthError) -> Reader? {
             guard let value = members[key], value != .null else { return nil }
-            guard case .object = value else { throw invalid(key, "expected an object") }
+            guard case .object = value else { throw JSONValue.invalid(fieldPath(key), "expected an object") }
             return try Reader(value, path: fieldPath(key))
         }
 
@@ -254,7 +209,7 @@ extension JSONValue {
             switch members[key] {
             case nil, .null?: return nil
             case .array(let items)?: return items
-            default: throw invalid(key, "expected a list")
+            default: throw JSONValue.invalid(fieldPath(key), "expected a list")
             }
         }
     }

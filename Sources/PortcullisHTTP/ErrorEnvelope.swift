@@ -16,16 +16,33 @@ extension AuthError: HTTPResponseError {
 
     /// The envelope as a response, without needing a request.
     public func envelopeResponse() -> Response {
-        var error: [String: JSONValue] = [
-            "code": .integer(Int64(httpStatus)),
-            "message": .string(message),
-            "errors": .array([
-                .object(["message": .string(message), "domain": .string("global"), "reason": .string(reason)])
-            ]),
-        ]
-        if let rpcStatus { error["status"] = .string(rpcStatus) }
-        var response = JSONResponse.make(.object(["error": .object(error)]), status: status)
+        let envelope = ErrorEnvelope(
+            error: .init(
+                code: httpStatus, message: message, status: rpcStatus,
+                errors: [.init(message: message, domain: "global", reason: reason)]))
+        var response =
+            (try? CompactJSONResponseEncoder.response(envelope, status: status))
+            // Unreachable (the envelope is strings and a number); an error must still answer.
+            ?? Response(status: status)
         if code == .unauthenticated { response.headers[.wwwAuthenticate] = "Bearer" }
         return response
     }
+}
+
+/// Google's error envelope.
+struct ErrorEnvelope: Encodable {
+    struct Body: Encodable {
+        let code: Int
+        let message: String
+        let status: String?
+        let errors: [Item]
+    }
+
+    struct Item: Encodable {
+        let message: String
+        let domain: String
+        let reason: String
+    }
+
+    let error: Body
 }

@@ -13,6 +13,11 @@ public struct PortcullisRequestContext: RequestContext {
     /// ``maximumBodyBytes``.
     public var maxUploadSize: Int { Self.maximumBodyBytes }
 
+    /// Request bodies are read with Identity Toolkit's leniency.
+    public var requestDecoder: LenientRequestDecoder { LenientRequestDecoder() }
+    /// Responses are compact JSON.
+    public var responseEncoder: CompactJSONResponseEncoder { CompactJSONResponseEncoder() }
+
     /// The TCP peer's address.
     public let peerAddress: String?
     /// The client as ``ClientAddressMiddleware`` resolved it behind trusted proxies.

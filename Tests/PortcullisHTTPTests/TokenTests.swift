@@ -286,16 +286,25 @@ struct TokenTests {
         }
     }
 
-    @Test("form bodies: + is a space, %XX a byte, a later duplicate wins; bad escapes and non-UTF-8 are refused")
-    func formBodies() {
-        #expect(
-            FormBody.parse(Array("grant_type=refresh_token&refresh_token=a%2Eb+c&empty=&bare".utf8)) == [
-                "grant_type": "refresh_token", "refresh_token": "a.b c", "empty": "", "bare": "",
-            ])
-        #expect(FormBody.parse(Array("a=1&a=2&%C3%A9=%e2%82%ac".utf8)) == ["a": "2", "é": "€"])
-        #expect(FormBody.parse([]) == [:])
-        for bad in ["a=%", "a=%4", "a=%zz", "a=%FF", "%C3=x"] {
-            #expect(FormBody.parse(Array(bad.utf8)) == nil, "\(bad)")
+    @Test("refresh bodies: form-encoded with %XX escapes, or JSON in either spelling; a bad escape is INVALID_ARGUMENT")
+    func refreshBodies() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"f","allowPasswordSignup":true}"#)
+            let session = try await gateway.signUp("f@example.com", tenant: tenant)
+            func post(_ body: String, json: Bool = false) async throws -> TestResponse {
+                try await gateway.client.execute(
+                    uri: "/v1/token?key=\(TestGateway.apiKey)", method: .post,
+                    headers: [.contentType: json ? "application/json" : "application/x-www-form-urlencoded"],
+                    body: ByteBuffer(string: body))
+            }
+            let escaped = session.refreshToken.replacingOccurrences(of: ".", with: "%2E")
+            let form = try await post("grant_type=refresh_token&refresh_token=\(escaped)")
+            #expect(form.status == .ok, "\(String(buffer: form.body))")
+            guard case .string(let next)? = try form.json().value(at: ["refresh_token"]) else { throw TestSetupError("no token") }
+            let camel = try await post(#"{"grantType":"refresh_token","refreshToken":"\#(next)"}"#, json: true)
+            #expect(camel.status == .ok, "\(String(buffer: camel.body))")
+            try await post("grant_type=refresh_token&refresh_token=%zz").expectEnvelope(.badRequest, "INVALID_ARGUMENT")
+            try await post("refresh_token=\(next)").expectEnvelope(.badRequest, "INVALID_GRANT_TYPE")
         }
     }
 }

@@ -9,78 +9,49 @@ struct AccountRoutes {
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.post("accounts:signUp") { request, context in
-            let body = try await EndUserRequest(request, context: context)
+            let body = try await request.decode(as: SignUpRequest.self, context: context)
             let result = try await accounts.signUp(
-                tenantId: body.tenantId, email: body.string("email"), password: body.string("password"),
-                profile: .init(displayName: body.string("displayName"), photoURL: body.string("photoUrl")),
-                idToken: body.string("idToken"), client: context.clientAddress)
-            var members: [String: JSONValue] = [
-                "kind": .string("identitytoolkit#SignupNewUserResponse"), "localId": .string(result.user.uid),
-            ]
-            if let email = result.user.email { members["email"] = .string(email) }
-            if let name = result.user.displayName { members["displayName"] = .string(name) }
-            UserResource.add(result.tokens, to: &members)
-            return JSONResponse.make(.object(members))
+                tenantId: body.tenant, email: body.email, password: body.password, profile: body.profile,
+                idToken: body.idToken, client: context.clientAddress)
+            let tokens = TokenFields(result.tokens)
+            return SignUpResponse(
+                localId: result.user.uid, email: result.user.email, displayName: result.user.displayName,
+                idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn)
         }
         group.post("accounts:signInWithPassword") { request, context in
-            let body = try await EndUserRequest(request, context: context)
+            let body = try await request.decode(as: SignInRequest.self, context: context)
             let result = try await accounts.signIn(
-                tenantId: body.tenantId, email: body.string("email"), password: body.string("password"),
-                client: context.clientAddress)
-            var members: [String: JSONValue] = [
-                "kind": .string("identitytoolkit#VerifyPasswordResponse"), "localId": .string(result.user.uid),
-                "email": .string(result.user.email ?? ""), "displayName": .string(result.user.displayName ?? ""),
-                "registered": .bool(true),
-            ]
-            UserResource.add(result.tokens, to: &members)
-            return JSONResponse.make(.object(members))
+                tenantId: body.tenant, email: body.email, password: body.password, client: context.clientAddress)
+            let tokens = TokenFields(result.tokens)
+            return SignInResponse(
+                localId: result.user.uid, email: result.user.email ?? "", displayName: result.user.displayName ?? "",
+                idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn)
         }
         group.post("accounts:lookup") { request, context in
-            let body = try await EndUserRequest(request, context: context)
-            let user = try await accounts.lookup(idToken: body.string("idToken"), tenantId: body.tenantId)
-            return JSONResponse.make(
-                .object(["kind": .string("identitytoolkit#GetAccountInfoResponse"), "users": .array([UserResource.json(user)])]))
+            let body = try await request.decode(as: IDTokenRequest.self, context: context)
+            let user = try await accounts.lookup(idToken: body.idToken, tenantId: body.tenant)
+            return LookupResponse(users: [UserInfo(user)])
         }
         group.post("accounts:update") { request, context in
-            let body = try await EndUserRequest(request, context: context)
-            let deletions = try body.body.array("deleteAttribute")?.compactMap { value -> String? in
-                if case .string(let name) = value { return name }
-                return nil
-            }
+            let body = try await request.decode(as: UpdateAccountRequest.self, context: context)
             let (user, tokens) = try await accounts.update(
-                idToken: body.string("idToken"), tenantId: body.tenantId,
+                idToken: body.idToken, tenantId: body.tenant,
                 changes: .init(
-                    email: body.string("email"), password: body.string("password"),
-                    profile: .init(displayName: body.string("displayName"), photoURL: body.string("photoUrl")),
-                    deleteAttributes: Set(deletions ?? [])))
-            guard case .object(var members) = UserResource.json(user) else { throw AuthError(.internalError) }
-            members["kind"] = .string("identitytoolkit#SetAccountInfoResponse")
-            if let tokens { UserResource.add(tokens, to: &members) }
-            return JSONResponse.make(.object(members))
+                    email: body.email, password: body.password, profile: body.profile,
+                    deleteAttributes: Set(body.deleteAttribute ?? [])))
+            return UserAnswer(kind: "identitytoolkit#SetAccountInfoResponse", user: UserInfo(user), tokens: tokens.map(TokenFields.init))
         }
         group.post("accounts:delete") { request, context in
-            let body = try await EndUserRequest(request, context: context)
-            try await accounts.deleteSelf(idToken: body.string("idToken"), tenantId: body.tenantId)
-            return JSONResponse.make(.object(["kind": .string("identitytoolkit#DeleteAccountResponse")]))
+            let body = try await request.decode(as: IDTokenRequest.self, context: context)
+            try await accounts.deleteSelf(idToken: body.idToken, tenantId: body.tenant)
+            return KindResponse(kind: "identitytoolkit#DeleteAccountResponse")
         }
         group.post("accounts:createAuthUri") { request, context in
-            let body = try await EndUserRequest(request, context: context)
-            let methods = try await accounts.signInMethods(
-                tenantId: body.tenantId, email: body.string("identifier") ?? body.string("email"))
-            var members: [String: JSONValue] = [
-                "kind": .string("identitytoolkit#CreateAuthUriResponse"), "sessionId": .string(SessionID.make()),
-            ]
-            if let methods {
-                members["registered"] = .bool(!methods.isEmpty)
-                members["allProviders"] = .array(methods.map(JSONValue.string))
-                members["signinMethods"] = .array(methods.map(JSONValue.string))
-            }
-            return JSONResponse.make(.object(members))
+            let body = try await request.decode(as: CreateAuthUriRequest.self, context: context)
+            let methods = try await accounts.signInMethods(tenantId: body.tenant, email: body.identifier ?? body.email)
+            return CreateAuthUriResponse(
+                sessionId: String(SecretToken.random(byteCount: 20).prefix(27)), registered: methods.map { !$0.isEmpty },
+                allProviders: methods, signinMethods: methods)
         }
     }
-}
-
-/// `createAuthUri`'s opaque `sessionId` (unused by Portcullis; SDKs expect one).
-enum SessionID {
-    static func make() -> String { String(SecretToken.random(byteCount: 20).prefix(27)) }
 }

@@ -11,47 +11,37 @@ struct AdminAccountRoutes {
         for prefix in ["", "tenants/{tenant}/"] {
             group.post("\(prefix)accounts") { request, context in
                 let tenantId = try Self.tenant(context)
-                let body = try await EndUserRequest(request, context: context)
+                let body = try await request.decode(as: AdminCreateAccountRequest.self, context: context)
                 let user = try await accounts.create(
-                    tenantId: tenantId, uid: body.string("localId"), email: body.string("email"),
-                    password: body.string("password"), emailVerified: body.bool("emailVerified") ?? false,
-                    profile: .init(displayName: body.string("displayName"), photoURL: body.string("photoUrl")),
-                    disabled: body.bool("disabled") ?? body.bool("disableUser") ?? false)
-                guard case .object(var members) = UserResource.json(user) else { throw AuthError(.internalError) }
-                members["kind"] = .string("identitytoolkit#SignupNewUserResponse")
-                return JSONResponse.make(.object(members))
+                    tenantId: tenantId, uid: body.localId, email: body.email, password: body.password,
+                    emailVerified: body.emailVerified ?? false, profile: body.profile,
+                    disabled: body.disabled ?? body.disableUser ?? false)
+                return UserAnswer(kind: "identitytoolkit#SignupNewUserResponse", user: UserInfo(user), tokens: nil)
             }
             group.post("\(prefix)accounts:lookup") { request, context in
                 let tenantId = try Self.tenant(context)
-                let body = try await EndUserRequest(request, context: context)
-                var users: [JSONValue] = []
-                for uid in try Self.localIds(body) {
+                let body = try await request.decode(as: AdminLookupRequest.self, context: context)
+                var users: [UserInfo] = []
+                for uid in body.localIds {
                     // Absent users are left out, as Identity Toolkit does; a failure is an error, never "absent".
-                    if let user = try await accounts.lookup(tenantId: tenantId, uid: uid) { users.append(UserResource.json(user)) }
+                    if let user = try await accounts.lookup(tenantId: tenantId, uid: uid) { users.append(UserInfo(user)) }
                 }
-                var members: [String: JSONValue] = ["kind": .string("identitytoolkit#GetAccountInfoResponse")]
-                if !users.isEmpty { members["users"] = .array(users) }
-                return JSONResponse.make(.object(members))
+                return LookupResponse(users: users.isEmpty ? nil : users)
             }
             group.post("\(prefix)accounts:update") { request, context in
                 let tenantId = try Self.tenant(context)
-                let body = try await EndUserRequest(request, context: context)
-                guard let uid = try body.string("localId"), !uid.isEmpty else { throw AuthError(.missingLocalId) }
-                let validSince = try body.body.int("validSince").map(Int64.init)
-                let claims = try body.string("customAttributes").map(CustomClaims.parse)
+                let body = try await request.decode(as: AdminUpdateAccountRequest.self, context: context)
                 let user = try await accounts.update(
-                    tenantId: tenantId, uid: uid, disabled: body.bool("disableUser"), validSince: validSince,
-                    emailVerified: body.bool("emailVerified"), customAttributes: claims,
-                    displayName: body.string("displayName"))
-                return JSONResponse.make(
-                    .object(["kind": .string("identitytoolkit#SetAccountInfoResponse"), "localId": .string(user.uid)]))
+                    tenantId: tenantId, uid: body.uid, disabled: body.disableUser, validSince: body.validSince,
+                    emailVerified: body.emailVerified, customAttributes: body.customAttributes.map(CustomClaims.parse),
+                    displayName: body.displayName)
+                return AdminUpdateAccountResponse(localId: user.uid)
             }
             group.post("\(prefix)accounts:delete") { request, context in
                 let tenantId = try Self.tenant(context)
-                let body = try await EndUserRequest(request, context: context)
-                guard let uid = try body.string("localId"), !uid.isEmpty else { throw AuthError(.missingLocalId) }
-                try await accounts.delete(tenantId: tenantId, uid: uid)
-                return JSONResponse.make(.object(["kind": .string("identitytoolkit#DeleteAccountResponse")]))
+                let body = try await request.decode(as: AdminDeleteAccountRequest.self, context: context)
+                try await accounts.delete(tenantId: tenantId, uid: body.uid)
+                return KindResponse(kind: "identitytoolkit#DeleteAccountResponse")
             }
         }
     }
@@ -61,12 +51,5 @@ struct AdminAccountRoutes {
         let tenantId = context.parameters.get("tenant")
         _ = try context.requireAdmin(for: tenantId.map(AdminTarget.tenant) ?? .project)
         return tenantId
-    }
-
-    static func localIds(_ body: EndUserRequest) throws -> [String] {
-        if let list = try body.body.array("localId") {
-            return list.compactMap { if case .string(let id) = $0 { id } else { nil } }
-        }
-        return try body.string("localId").map { [$0] } ?? []
     }
 }

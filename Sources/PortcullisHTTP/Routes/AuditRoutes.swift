@@ -18,7 +18,7 @@ struct AuditRoutes {
         }
     }
 
-    func page(request: Request, tenantId: String?) async throws -> Response {
+    func page(request: Request, tenantId: String?) async throws -> AuditEventList {
         let pageSize = Int(request.query("pageSize") ?? "") ?? 100
         guard (1...1000).contains(pageSize) else {
             throw AuthError(.invalidArgument, detail: "pageSize must be between 1 and 1000")
@@ -29,22 +29,7 @@ struct AuditRoutes {
             before = id
         }
         let events = try await audit.list(tenantId: tenantId, beforeId: before, limit: pageSize)
-        var body: [String: JSONValue] = ["auditEvents": .array(events.map(resource))]
-        if events.count == pageSize, let last = events.last { body["nextPageToken"] = .string(String(last.id)) }
-        return JSONResponse.make(.object(body))
-    }
-
-    func resource(_ event: AuditEvent) -> JSONValue {
-        var json: [String: JSONValue] = [
-            "id": .string(String(event.id)),
-            "actor": .string(event.actor),
-            "action": .string(event.action),
-            "target": .string(event.target),
-            "time": .string(RFC3339.format(event.time)),
-        ]
-        if let tenantId = event.tenantId { json["tenantId"] = .string(tenantId) }
-        if let before = event.before { json["before"] = before }
-        if let after = event.after { json["after"] = after }
-        return .object(json)
+        let next = events.count == pageSize ? events.last.map { String($0.id) } : nil
+        return AuditEventList(auditEvents: events.map(AuditEventResource.init), nextPageToken: next)
     }
 }

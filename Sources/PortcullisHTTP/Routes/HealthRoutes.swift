@@ -10,13 +10,11 @@ struct HealthRoutes {
     let metrics: HTTPMetrics
 
     func register(on router: Router<PortcullisRequestContext>) {
-        router.get("healthz") { _, _ in
-            JSONResponse.make(.object(["status": .string("ok")]))
-        }
+        router.get("healthz") { _, _ in HealthStatus() }
         router.get("readyz") { _, _ in
             guard await database.ping() else { throw AuthError(.unavailable, detail: "database unreachable") }
             guard await migrator.isCurrent() else { throw AuthError(.unavailable, detail: "migrations pending") }
-            return JSONResponse.make(.object(["status": .string("ok")]))
+            return HealthStatus()
         }
         let inUse = metrics.registry.makeGauge(
             descriptor: MetricNameDescriptor(

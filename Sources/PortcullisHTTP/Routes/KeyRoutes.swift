@@ -64,50 +64,37 @@ struct KeyRoutes {
 
     private func jwks(project: String, tenantId: String?) async throws -> Response {
         try await checkedTenant(project: project, tenantId: tenantId)
-        var response = JSONResponse.make(try await keyrings.keyring(tenantId: tenantId).jwks)
+        var response = try CompactJSONResponseEncoder.response(JWKSDocument(document: try await keyrings.keyring(tenantId: tenantId).jwks))
         response.headers[.cacheControl] = "public, max-age=\(keyrings.jwksMaxAgeSeconds)"
         return response
     }
 
-    private func discovery(project: String, tenantId: String?) async throws -> Response {
+    private func discovery(project: String, tenantId: String?) async throws -> OpenIDConfiguration {
         try await checkedTenant(project: project, tenantId: tenantId)
         let keyring = try await keyrings.keyring(tenantId: tenantId)
         var algorithms = [keyring.activeAlgorithm.rawValue]
         if let next = keyring.next, next.algorithm != keyring.activeAlgorithm { algorithms.append(next.algorithm.rawValue) }
         let jwksPath = tenantId.map { "/v1/projects/\(projectId)/tenants/\($0)/jwks" } ?? "/v1/projects/\(projectId)/jwks"
-        return JSONResponse.make(
-            .object([
-                "issuer": .string(tokens.issuer(tenantId: tenantId)),
-                "jwks_uri": .string(publicURL + jwksPath),
-                "response_types_supported": .array([.string("id_token")]),
-                "subject_types_supported": .array([.string("public")]),
-                "id_token_signing_alg_values_supported": .array(algorithms.map(JSONValue.string)),
-            ]))
+        return OpenIDConfiguration(
+            issuer: tokens.issuer(tenantId: tenantId), jwksURI: publicURL + jwksPath, idTokenSigningAlgValuesSupported: algorithms)
     }
 
-    private func rotated(tenantId: String?, actor: String) async throws -> Response {
+    private func rotated(tenantId: String?, actor: String) async throws -> RotatedKeyResponse {
         _ = try await tenants.settings(tenantId: tenantId)
         let keyring = try await keyrings.rotate(tenantId: tenantId, actor: actor)
-        return JSONResponse.make(.object(["kid": .string(keyring.activeKid), "alg": .string(keyring.activeAlgorithm.rawValue)]))
+        return RotatedKeyResponse(kid: keyring.activeKid, alg: keyring.activeAlgorithm.rawValue)
     }
 
-    private func list(tenantId: String?) async throws -> Response {
+    private func list(tenantId: String?) async throws -> SigningKeyList {
         _ = try await tenants.settings(tenantId: tenantId)
         let keys = try await keyrings.list(tenantId: tenantId)
         let now = keyrings.clock.now().date
-        return JSONResponse.make(
-            .object([
-                "keys": .array(
-                    keys.map { key in
-                        var members: [String: JSONValue] = [
-                            "kid": .string(key.kid), "alg": .string(key.algorithm),
-                            "state": .string(key.state(at: now).rawValue),
-                            "createTime": .string(RFC3339.format(key.createTime)),
-                        ]
-                        // A scheduled rotation's next key: when it starts signing.
-                        if key.signsFrom > now { members["activateTime"] = .string(RFC3339.format(key.signsFrom)) }
-                        return .object(members)
-                    })
-            ]))
+        return SigningKeyList(
+            keys: keys.map { key in
+                SigningKeyInfo(
+                    kid: key.kid, alg: key.algorithm, state: key.state(at: now).rawValue,
+                    createTime: RFC3339.format(key.createTime),
+                    activateTime: key.signsFrom > now ? RFC3339.format(key.signsFrom) : nil)
+            })
     }
 }

@@ -11,20 +11,18 @@ struct ProjectConfigRoutes {
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.get("config") { _, context in
             _ = try context.requireAdmin(for: .project)
-            return JSONResponse.make(resource(try await service.projectConfig().settings))
+            return resource(try await service.projectConfig().settings)
         }
         group.patch("config") { request, context in
             let admin = try context.requireAdmin(for: .project)
             let config = try await service.updateProjectConfig(
-                body: request.jsonBody(context: context), updateMask: request.query("updateMask"),
+                body: request.decode(as: JSONValue.self, context: context), updateMask: request.query("updateMask"),
                 actor: admin.actor)
-            return JSONResponse.make(resource(config.settings))
+            return resource(config.settings)
         }
     }
 
-    func resource(_ settings: TenantSettings) -> JSONValue {
-        var json = settings.json
-        json.setValue(.string("projects/\(projectId)/config"), at: ["name"])
-        return json
+    func resource(_ settings: TenantSettings) -> SettingsResource {
+        SettingsResource(name: "projects/\(projectId)/config", settings: settings)
     }
 }

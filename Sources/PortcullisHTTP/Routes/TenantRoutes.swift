@@ -11,8 +11,8 @@ struct TenantRoutes {
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.post("tenants") { request, context in
             let admin = try context.requireAdmin(for: .project)
-            let tenant = try await service.create(body: request.jsonBody(context: context), actor: admin.actor)
-            return JSONResponse.make(resource(tenant))
+            let tenant = try await service.create(body: request.decode(as: JSONValue.self, context: context), actor: admin.actor)
+            return resource(tenant)
         }
         group.get("tenants") { request, context in
             _ = try context.requireAdmin(for: .project)
@@ -21,35 +21,31 @@ struct TenantRoutes {
                 return size
             }
             let page = try await service.list(pageSize: pageSize, pageToken: request.query("pageToken"))
-            var body: [String: JSONValue] = ["tenants": .array(page.tenants.map(resource))]
-            if let next = page.nextPageToken { body["nextPageToken"] = .string(next) }
-            return JSONResponse.make(.object(body))
+            return TenantList(tenants: page.tenants.map(resource), nextPageToken: page.nextPageToken)
         }
         group.get("tenants/{tenant}") { _, context in
             let id = try context.parameters.require("tenant")
             _ = try context.requireAdmin(for: .tenant(id))
-            return JSONResponse.make(resource(try await service.get(id: id)))
+            return resource(try await service.get(id: id))
         }
         group.patch("tenants/{tenant}") { request, context in
             let id = try context.parameters.require("tenant")
             let admin = try context.requireAdmin(for: .tenant(id))
             let tenant = try await service.update(
-                id: id, body: request.jsonBody(context: context), updateMask: request.query("updateMask"),
+                id: id, body: request.decode(as: JSONValue.self, context: context), updateMask: request.query("updateMask"),
                 actor: admin.actor)
-            return JSONResponse.make(resource(tenant))
+            return resource(tenant)
         }
         group.delete("tenants/{tenant}") { _, context in
             let id = try context.parameters.require("tenant")
             let admin = try context.requireAdmin(for: .project)
             try await service.delete(id: id, actor: admin.actor)
-            return JSONResponse.make(.object([:]))
+            return EmptyResponse()
         }
     }
 
     /// Identity Platform's tenant resource: `name` plus the settings.
-    func resource(_ tenant: Tenant) -> JSONValue {
-        var json = tenant.settings.json
-        json.setValue(.string("projects/\(projectId)/tenants/\(tenant.id)"), at: ["name"])
-        return json
+    func resource(_ tenant: Tenant) -> SettingsResource {
+        SettingsResource(name: "projects/\(projectId)/tenants/\(tenant.id)", settings: tenant.settings)
     }
 }

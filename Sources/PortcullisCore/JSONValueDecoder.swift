@@ -1,0 +1,215 @@
+/// Decodes `Decodable` values from a parsed ``JSONValue`` the way Google's front end reads
+/// request bodies: the one place Identity Toolkit's leniency lives.
+///
+/// - A key is found under its own spelling, its snake_case one (`id_token` for `idToken`)
+///   or its camelCase one; the spelling the type declares wins when a body has two.
+/// - Numbers and booleans read as strings; numeric strings read as numbers; `"true"` and
+///   `"false"` read as booleans.
+/// - `null` reads as absent; unknown members are ignored.
+/// - A value of the wrong type is `INVALID_ARGUMENT` naming the field's path
+///   (`Invalid value at 'localId[1]' (TYPE_STRING)`), never a crash.
+///
+/// A type that declares a ``JSONValue`` property receives the member as it was sent, with
+/// its keys untouched: custom claims and other user content are never renamed.
+public struct JSONValueDecoder: Sendable {
+    /// A decoder.
+    public init() {}
+
+    /// Decodes `type` from `value`.
+    public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws(AuthError) -> T {
+        do {
+            return try ValueDecoder(value: value, codingPath: []).decode(type)
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            // Only a type's own `init(from:)` throws anything else; its message is for the caller.
+            throw AuthError(.invalidArgument, detail: "Invalid JSON payload received")
+        }
+    }
+}
+
+/// Where a value sits in the document, in Google's notation (`users[0].email`).
+func fieldPath(_ codingPath: [any CodingKey]) -> String {
+    var path = ""
+    for key in codingPath {
+        if let index = key.intValue {
+            path += "[\(index)]"
+        } else {
+            path += path.isEmpty ? key.stringValue : ".\(key.stringValue)"
+        }
+    }
+    return path.isEmpty ? "body" : path
+}
+
+private struct ValueDecoder: Decoder {
+    let value: JSONValue
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func invalid(_ expected: String) -> AuthError { JSONValue.invalid(path, expected) }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        switch value {
+        case .object(let members): return KeyedDecodingContainer(KeyedContainer<Key>(members: members, codingPath: codingPath))
+        case .null: return KeyedDecodingContainer(KeyedContainer<Key>(members: [:], codingPath: codingPath))
+        default: throw invalid("expected an object")
+        }
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard case .array(let items) = value else { throw invalid("expected a list") }
+        return UnkeyedContainer(items: items, codingPath: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValueContainer(decoder: self) }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        if T.self == JSONValue.self, let value = value as? T { return value }
+        return try T(from: self)
+    }
+
+    var path: String { fieldPath(codingPath) }
+    func decodeString() throws(AuthError) -> String { try value.lenientString(at: path) }
+    func decodeBool() throws(AuthError) -> Bool { try value.lenientBool(at: path) }
+    func decodeDouble() throws(AuthError) -> Double { try value.lenientDouble(at: path) }
+    func decodeInteger<T: FixedWidthInteger>(_ type: T.Type) throws(AuthError) -> T { try value.lenientInteger(type, at: path) }
+}
+
+private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let members: [String: JSONValue]
+    let codingPath: [any CodingKey]
+
+    var allKeys: [Key] { members.keys.compactMap { Key(stringValue: JSONValue.camelCase($0)) ?? Key(stringValue: $0) } }
+
+    /// The member under the key's own spelling, else its snake_case, else its camelCase one.
+    func member(_ key: Key) -> JSONValue? {
+        let name = key.stringValue
+        if let value = members[name] { return value }
+        let snake = JSONValue.snakeCase(name)
+        if snake != name, let value = members[snake] { return value }
+        let camel = JSONValue.camelCase(name)
+        if camel != name, let value = members[camel] { return value }
+        return nil
+    }
+
+    func contains(_ key: Key) -> Bool { member(key) != nil }
+
+    func decodeNil(forKey key: Key) throws -> Bool { (member(key) ?? .null) == .null }
+
+    func decoder(for key: Key) throws -> ValueDecoder {
+        guard let value = member(key) else {
+            throw AuthError(.invalidArgument, detail: "Missing value at '\(fieldPath(codingPath + [key]))'")
+        }
+        return ValueDecoder(value: value, codingPath: codingPath + [key])
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder(for: key).decodeBool() }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder(for: key).decodeString() }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder(for: key).decodeDouble() }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try decoder(for: key).decodeDouble()) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder(for: key).decodeInteger(type) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decoder(for: key).decodeInteger(type) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decoder(for: key).decodeInteger(type) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decoder(for: key).decodeInteger(type) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder(for: key).decodeInteger(type) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decoder(for: key).decodeInteger(type) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decoder(for: key).decodeInteger(type) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decoder(for: key).decodeInteger(type) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder(for: key).decodeInteger(type) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder(for: key).decodeInteger(type) }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder(for: key).decode(type) }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws
+        -> KeyedDecodingContainer<NestedKey>
+    { try decoder(for: key).container(keyedBy: type) }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try decoder(for: key).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder { ValueDecoder(value: .object(members), codingPath: codingPath) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { try decoder(for: key) }
+}
+
+private struct IndexKey: CodingKey {
+    let intValue: Int?
+    var stringValue: String { String(intValue ?? 0) }
+    init(intValue: Int) { self.intValue = intValue }
+    init?(stringValue: String) { nil }
+}
+
+private struct UnkeyedContainer: UnkeyedDecodingContainer {
+    let items: [JSONValue]
+    let codingPath: [any CodingKey]
+    var currentIndex = 0
+
+    init(items: [JSONValue], codingPath: [any CodingKey]) {
+        self.items = items
+        self.codingPath = codingPath
+    }
+
+    var count: Int? { items.count }
+    var isAtEnd: Bool { currentIndex >= items.count }
+
+    mutating func next() throws -> ValueDecoder {
+        let path = codingPath + [IndexKey(intValue: currentIndex)]
+        guard !isAtEnd else { throw AuthError(.invalidArgument, detail: "Missing value at '\(fieldPath(path))'") }
+        defer { currentIndex += 1 }
+        return ValueDecoder(value: items[currentIndex], codingPath: path)
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, items[currentIndex] == .null else { return false }
+        currentIndex += 1
+        return true
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next().decodeBool() }
+    mutating func decode(_ type: String.Type) throws -> String { try next().decodeString() }
+    mutating func decode(_ type: Double.Type) throws -> Double { try next().decodeDouble() }
+    mutating func decode(_ type: Float.Type) throws -> Float { Float(try next().decodeDouble()) }
+    mutating func decode(_ type: Int.Type) throws -> Int { try next().decodeInteger(type) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next().decodeInteger(type) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next().decodeInteger(type) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next().decodeInteger(type) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next().decodeInteger(type) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try next().decodeInteger(type) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next().decodeInteger(type) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next().decodeInteger(type) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next().decodeInteger(type) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next().decodeInteger(type) }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next().decode(type) }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws
+        -> KeyedDecodingContainer<NestedKey>
+    { try next().container(keyedBy: type) }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try next().unkeyedContainer() }
+    mutating func superDecoder() throws -> any Decoder { try next() }
+}
+
+private struct SingleValueContainer: SingleValueDecodingContainer {
+    let decoder: ValueDecoder
+    var codingPath: [any CodingKey] { decoder.codingPath }
+
+    func decodeNil() -> Bool { decoder.value == .null }
+    func decode(_ type: Bool.Type) throws -> Bool { try decoder.decodeBool() }
+    func decode(_ type: String.Type) throws -> String { try decoder.decodeString() }
+    func decode(_ type: Double.Type) throws -> Double { try decoder.decodeDouble() }
+    func decode(_ type: Float.Type) throws -> Float { Float(try decoder.decodeDouble()) }
+    func decode(_ type: Int.Type) throws -> Int { try decoder.decodeInteger(type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try decoder.decodeInteger(type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try decoder.decodeInteger(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try decoder.decodeInteger(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try decoder.decodeInteger(type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try decoder.decodeInteger(type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try decoder.decodeInteger(type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try decoder.decodeInteger(type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try decoder.decodeInteger(type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try decoder.decodeInteger(type) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decode(type) }
+}

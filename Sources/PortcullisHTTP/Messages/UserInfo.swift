@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import PortcullisAuth
+import PortcullisCore
+
+/// Identity Toolkit's user resource (`accounts:lookup`'s `users[]`). Never the password hash.
+struct UserInfo: Encodable {
+    /// One linked way in (`providerUserInfo[]`).
+    struct ProviderInfo: Encodable {
+        let providerId: String
+        let federatedId: String
+        let rawId: String
+        let email: String?
+        let displayName: String?
+        let photoUrl: String?
+    }
+
+    let localId: String
+    let email: String?
+    let emailVerified: Bool
+    let displayName: String?
+    let photoUrl: String?
+    let disabled: Bool
+    let tenantId: String?
+    /// Seconds, as a string.
+    let validSince: String
+    /// Milliseconds, as a string.
+    let createdAt: String
+    /// Milliseconds, as a string.
+    let lastLoginAt: String?
+    /// RFC 3339.
+    let lastRefreshAt: String?
+    /// The custom claims as a JSON string, as Identity Toolkit carries them.
+    let customAttributes: String?
+    let providerUserInfo: [ProviderInfo]
+
+    init(_ user: User) {
+        localId = user.uid
+        email = user.email
+        emailVerified = user.emailVerified
+        displayName = user.displayName
+        photoUrl = user.photoURL
+        disabled = user.disabled
+        tenantId = user.tenantId
+        validSince = String(user.validSince.seconds)
+        createdAt = String(Int64(user.createdAt.timeIntervalSince1970 * 1000))
+        lastLoginAt = user.lastLoginAt.map { String($0.milliseconds) }
+        lastRefreshAt = user.lastRefreshAt.map(RFC3339.format)
+        customAttributes = user.customAttributes.isEmpty ? nil : JSONValue.object(user.customAttributes).serialized()
+        providerUserInfo = user.providers.map { link in
+            // The password provider shows the account's own profile, as Firebase does.
+            let isPassword = link.providerId == ProviderLink.password
+            return ProviderInfo(
+                providerId: link.providerId, federatedId: link.federatedId, rawId: link.federatedId, email: link.email,
+                displayName: isPassword ? user.displayName : link.displayName,
+                photoUrl: isPassword ? user.photoURL : link.photoURL)
+        }
+    }
+}
+
+/// A user resource under an answer's `kind`, with fresh tokens when the change issued them
+/// (`accounts:update`, the Admin API's `accounts`).
+struct UserAnswer: ResponseEncodable {
+    let kind: String
+    let user: UserInfo
+    let tokens: TokenFields?
+
+    private enum CodingKeys: String, CodingKey { case kind }
+
+    func encode(to encoder: any Encoder) throws {
+        // One flat object, as Identity Toolkit answers: the user's fields, `kind`, the tokens.
+        try user.encode(to: encoder)
+        try tokens?.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+    }
+}
+
+/// The token fields every sign-in answer carries.
+struct TokenFields: Encodable {
+    let idToken: String
+    let refreshToken: String
+    /// Seconds, as a string.
+    let expiresIn: String
+
+    init(_ tokens: SessionTokens) {
+        idToken = tokens.idToken
+        refreshToken = tokens.refreshToken
+        expiresIn = String(tokens.expiresIn)
+    }
+}

@@ -1,0 +1,63 @@
+public import Hummingbird
+import NIOCore
+public import PortcullisCore
+
+/// Reads request bodies into the routes' request types, with Identity Toolkit's leniency
+/// (``JSONValueDecoder``): the context's `requestDecoder`.
+///
+/// An empty body reads as `{}`; over the context's upload limit → `PAYLOAD_TOO_LARGE`
+/// (413); invalid UTF-8, malformed JSON or a wrong type → `INVALID_ARGUMENT`.
+public struct LenientRequestDecoder: RequestDecoder {
+    /// A decoder.
+    public init() {}
+
+    public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        let bytes = try await request.bodyBytes(context: context)
+        return try JSONValueDecoder().decode(type, from: bytes.isEmpty ? .object([:]) : JSONValue.parse(bytes))
+    }
+}
+
+/// Writes the routes' response types as compact JSON: the context's `responseEncoder`.
+public struct CompactJSONResponseEncoder: ResponseEncoder {
+    /// An encoder.
+    public init() {}
+
+    public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
+        try Self.response(value)
+    }
+
+    /// `value` as a JSON response, for answers made without a request (the error envelope).
+    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=UTF-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try JSONValueEncoder().encode(value).serializedBytes())))
+    }
+}
+
+extension Request {
+    /// The whole body, up to the context's upload limit (`PAYLOAD_TOO_LARGE` beyond it, chunked or not).
+    public func bodyBytes(context: some RequestContext) async throws -> [UInt8] {
+        do {
+            return Array(try await body.collect(upTo: context.maxUploadSize).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw AuthError(.payloadTooLarge, detail: "Request body exceeds \(context.maxUploadSize) bytes")
+        }
+    }
+
+    /// The first value of a query parameter.
+    public func query(_ name: String) -> String? {
+        uri.queryParameters[Substring(name)].map(String.init)
+    }
+
+    /// A boolean query parameter as Google's APIs read one: `true`/`false` in any case, or
+    /// `1`/`0`; `nil` when absent; `INVALID_ARGUMENT` for anything else.
+    public func booleanQuery(_ name: String) throws(AuthError) -> Bool? {
+        guard let value = query(name) else { return nil }
+        switch value.lowercased() {
+        case "true", "1": return true
+        case "false", "0": return false
+        default: throw AuthError(.invalidArgument, detail: "\(name) must be true or false")
+        }
+    }
+}
