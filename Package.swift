@@ -13,6 +13,8 @@ let package = Package(
     products: [
         .executable(name: "portcullis", targets: ["portcullis"]),
         .executable(name: "portcullis-bench", targets: ["PortcullisBench"]),
+        // For the microbenchmarks in Benchmarks/ (a package of their own).
+        .library(name: "PortcullisCore", targets: ["PortcullisCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

@@ -11,19 +11,28 @@ struct JSONParser {
 
     struct Failure: Error {}
 
-    private let bytes: [UInt8]
+    /// The input, read through a buffer pointer: every access below is preceded by an
+    /// explicit `index < bytes.count` check, so the array's own checks would be repeated work.
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
 
     static func parse(_ input: [UInt8]) throws(Failure) -> JSONValue {
-        var parser = JSONParser(bytes: input)
-        parser.skipWhitespace()
-        let value = try parser.parseValue(depth: 0)
-        parser.skipWhitespace()
-        guard parser.index == parser.bytes.count else { throw Failure() }
-        return value
+        let result: Result<JSONValue, Failure> = input.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer)
+            parser.skipWhitespace()
+            do throws(Failure) {
+                let value = try parser.parseValue(depth: 0)
+                parser.skipWhitespace()
+                guard parser.index == parser.bytes.count else { return .failure(Failure()) }
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
-    private init(bytes: [UInt8]) {
+    private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
@@ -189,13 +198,24 @@ struct JSONParser {
     private mutating func parseNumber() throws(Failure) -> JSONValue {
         let start = index
         var isInteger = true
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
         guard index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else { throw Failure() }
+        // Integers (every timestamp in a token) are accumulated as they are read: no string.
+        var magnitude: Int64 = 0
+        var fits = true
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else {
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                let (times10, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(Int64(bytes[index] - UInt8(ascii: "0")))
+                fits = fits && !overflow && !overflow2
+                magnitude = sum
+                index += 1
+            }
         }
+        let integerEnd = index
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             isInteger = false
             index += 1
@@ -211,6 +231,7 @@ struct JSONParser {
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             guard index > digits else { throw Failure() }
         }
+        if isInteger, fits, index == integerEnd { return .integer(negative ? -magnitude : magnitude) }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let integer = Int64(text) { return .integer(integer) }
         guard let double = Double(text), double.isFinite else { throw Failure() }

@@ -81,14 +81,25 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     var allKeys: [Key] { members.keys.compactMap { Key(stringValue: JSONValue.camelCase($0)) ?? Key(stringValue: $0) } }
 
+    /// Whether any member is spelt in snake_case: most bodies have none, and then an absent
+    /// field costs one lookup, not three.
+    let hasSnakeCaseMembers: Bool
+
+    init(members: [String: JSONValue], codingPath: [any CodingKey]) {
+        self.members = members
+        self.codingPath = codingPath
+        hasSnakeCaseMembers = members.keys.contains { $0.utf8.contains(UInt8(ascii: "_")) }
+    }
+
     /// The member under the key's own spelling, else its snake_case, else its camelCase one.
     func member(_ key: Key) -> JSONValue? {
         let name = key.stringValue
         if let value = members[name] { return value }
-        let snake = JSONValue.snakeCase(name)
-        if snake != name, let value = members[snake] { return value }
-        let camel = JSONValue.camelCase(name)
-        if camel != name, let value = members[camel] { return value }
+        if hasSnakeCaseMembers {
+            let snake = JSONValue.snakeCase(name)
+            if snake != name, let value = members[snake] { return value }
+        }
+        if name.utf8.contains(UInt8(ascii: "_")) { return members[JSONValue.camelCase(name)] }
         return nil
     }
 
@@ -103,20 +114,39 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return ValueDecoder(value: value, codingPath: codingPath + [key])
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder(for: key).decodeBool() }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder(for: key).decodeString() }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder(for: key).decodeDouble() }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try decoder(for: key).decodeDouble()) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder(for: key).decodeInteger(type) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decoder(for: key).decodeInteger(type) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decoder(for: key).decodeInteger(type) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decoder(for: key).decodeInteger(type) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder(for: key).decodeInteger(type) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decoder(for: key).decodeInteger(type) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decoder(for: key).decodeInteger(type) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decoder(for: key).decodeInteger(type) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder(for: key).decodeInteger(type) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder(for: key).decodeInteger(type) }
+    // Leaves read the member in place; the field's path is only built for an error message.
+    func leaf(_ key: Key) throws(AuthError) -> JSONValue {
+        guard let value = member(key) else {
+            throw AuthError(.invalidArgument, detail: "Missing value at '\(fieldPath(codingPath + [key]))'")
+        }
+        return value
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try leaf(key).lenientBool(at: fieldPath(codingPath + [key]))
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try leaf(key).lenientString(at: fieldPath(codingPath + [key]))
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try leaf(key).lenientDouble(at: fieldPath(codingPath + [key]))
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try decode(Double.self, forKey: key)) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
+
+    func integer<T: FixedWidthInteger>(_ key: Key) throws(AuthError) -> T {
+        try leaf(key).lenientInteger(T.self, at: fieldPath(codingPath + [key]))
+    }
+
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder(for: key).decode(type) }
 
     func nestedContainer<NestedKey: CodingKey>(

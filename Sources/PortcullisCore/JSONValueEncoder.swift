@@ -15,65 +15,88 @@ public struct JSONValueEncoder: Sendable {
     }
 }
 
-/// One value being encoded: containers write into it, and nested containers into its children.
+/// One value being encoded: containers write into it, nested containers into child nodes.
 ///
 /// A reference type because `Encoder`'s containers are handed out and written to later.
+/// Scalars are stored in place (no node per field), members and items are mutated in
+/// place, and the coding path is only assembled when someone asks for it.
 private final class EncodingNode: Encoder {
-    enum Content {
-        case empty
+    enum Slot {
         case value(JSONValue)
-        case object([String: EncodingNode])
-        case array([EncodingNode])
+        case node(EncodingNode)
+
+        var value: JSONValue {
+            switch self {
+            case .value(let value): value
+            case .node(let node): node.value
+            }
+        }
     }
 
-    var content = Content.empty
-    let codingPath: [any CodingKey]
+    enum Shape { case empty, single, object, array }
+
+    var shape = Shape.empty
+    var single = JSONValue.null
+    var members: [String: Slot] = [:]
+    var items: [Slot] = []
+    private let parent: EncodingNode?
+    private let key: (any CodingKey)?
+
+    init(parent: EncodingNode? = nil, key: (any CodingKey)? = nil) {
+        self.parent = parent
+        self.key = key
+    }
+
+    var codingPath: [any CodingKey] {
+        guard let parent else { return [] }
+        return parent.codingPath + (key.map { [$0] } ?? [])
+    }
+
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(codingPath: [any CodingKey] = []) { self.codingPath = codingPath }
-
     var value: JSONValue {
-        switch content {
+        switch shape {
         case .empty: .object([:])
-        case .value(let value): value
-        case .object(let members): .object(members.mapValues(\.value))
-        case .array(let items): .array(items.map(\.value))
+        case .single: single
+        case .object: .object(members.mapValues(\.value))
+        case .array: .array(items.map(\.value))
         }
+    }
+
+    func set(_ value: JSONValue) {
+        shape = .single
+        single = value
     }
 
     func encode<T: Encodable>(_ value: T) throws {
         if let json = value as? JSONValue {
-            content = .value(json)
+            set(json)
         } else {
             try value.encode(to: self)
         }
     }
 
-    func child(_ key: String, codingKey: any CodingKey) -> EncodingNode {
-        var members: [String: EncodingNode] = [:]
-        if case .object(let existing) = content { members = existing }
-        let node = EncodingNode(codingPath: codingPath + [codingKey])
-        members[key] = node
-        content = .object(members)
+    /// A node for a member that is not a scalar.
+    func child(_ key: any CodingKey) -> EncodingNode {
+        let node = EncodingNode(parent: self, key: key)
+        members[key.stringValue] = .node(node)
         return node
     }
 
+    /// A node for an item that is not a scalar.
     func appended() -> EncodingNode {
-        var items: [EncodingNode] = []
-        if case .array(let existing) = content { items = existing }
-        let node = EncodingNode(codingPath: codingPath)
-        items.append(node)
-        content = .array(items)
+        let node = EncodingNode(parent: self, key: nil)
+        items.append(.node(node))
         return node
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .object = content {} else { content = .object([:]) }
+        shape = .object
         return KeyedEncodingContainer(KeyedContainer<Key>(node: self))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if case .array = content {} else { content = .array([]) }
+        shape = .array
         return UnkeyedContainer(node: self)
     }
 
@@ -84,7 +107,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let node: EncodingNode
     var codingPath: [any CodingKey] { node.codingPath }
 
-    func set(_ value: JSONValue, _ key: Key) { node.child(key.stringValue, codingKey: key).content = .value(value) }
+    func set(_ value: JSONValue, _ key: Key) { node.members[key.stringValue] = .value(value) }
 
     mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
@@ -102,32 +125,33 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.integer(Int64(value)), key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { set(.integer(Int64(clamping: value)), key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        try node.child(key.stringValue, codingKey: key).encode(value)
+        if let json = value as? JSONValue {
+            set(json, key)
+        } else {
+            try node.child(key).encode(value)
+        }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type, forKey key: Key
     )
         -> KeyedEncodingContainer<NestedKey>
-    { node.child(key.stringValue, codingKey: key).container(keyedBy: keyType) }
+    { node.child(key).container(keyedBy: keyType) }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        node.child(key.stringValue, codingKey: key).unkeyedContainer()
+        node.child(key).unkeyedContainer()
     }
 
     mutating func superEncoder() -> any Encoder { node }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { node.child(key.stringValue, codingKey: key) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { node.child(key) }
 }
 
 private struct UnkeyedContainer: UnkeyedEncodingContainer {
     let node: EncodingNode
     var codingPath: [any CodingKey] { node.codingPath }
-    var count: Int {
-        if case .array(let items) = node.content { return items.count }
-        return 0
-    }
+    var count: Int { node.items.count }
 
-    func append(_ value: JSONValue) { node.appended().content = .value(value) }
+    func append(_ value: JSONValue) { node.items.append(.value(value)) }
 
     mutating func encodeNil() throws { append(.null) }
     mutating func encode(_ value: Bool) throws { append(.bool(value)) }
@@ -144,7 +168,13 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) throws { append(.integer(Int64(value))) }
     mutating func encode(_ value: UInt32) throws { append(.integer(Int64(value))) }
     mutating func encode(_ value: UInt64) throws { append(.integer(Int64(clamping: value))) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try node.appended().encode(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        if let json = value as? JSONValue {
+            append(json)
+        } else {
+            try node.appended().encode(value)
+        }
+    }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         node.appended().container(keyedBy: keyType)
@@ -158,20 +188,20 @@ private struct SingleValueContainer: SingleValueEncodingContainer {
     let node: EncodingNode
     var codingPath: [any CodingKey] { node.codingPath }
 
-    mutating func encodeNil() throws { node.content = .value(.null) }
-    mutating func encode(_ value: Bool) throws { node.content = .value(.bool(value)) }
-    mutating func encode(_ value: String) throws { node.content = .value(.string(value)) }
-    mutating func encode(_ value: Double) throws { node.content = .value(.double(value)) }
-    mutating func encode(_ value: Float) throws { node.content = .value(.double(Double(value))) }
-    mutating func encode(_ value: Int) throws { node.content = .value(.integer(Int64(value))) }
-    mutating func encode(_ value: Int8) throws { node.content = .value(.integer(Int64(value))) }
-    mutating func encode(_ value: Int16) throws { node.content = .value(.integer(Int64(value))) }
-    mutating func encode(_ value: Int32) throws { node.content = .value(.integer(Int64(value))) }
-    mutating func encode(_ value: Int64) throws { node.content = .value(.integer(value)) }
-    mutating func encode(_ value: UInt) throws { node.content = .value(.integer(Int64(clamping: value))) }
-    mutating func encode(_ value: UInt8) throws { node.content = .value(.integer(Int64(value))) }
-    mutating func encode(_ value: UInt16) throws { node.content = .value(.integer(Int64(value))) }
-    mutating func encode(_ value: UInt32) throws { node.content = .value(.integer(Int64(value))) }
-    mutating func encode(_ value: UInt64) throws { node.content = .value(.integer(Int64(clamping: value))) }
+    mutating func encodeNil() throws { node.set(.null) }
+    mutating func encode(_ value: Bool) throws { node.set(.bool(value)) }
+    mutating func encode(_ value: String) throws { node.set(.string(value)) }
+    mutating func encode(_ value: Double) throws { node.set(.double(value)) }
+    mutating func encode(_ value: Float) throws { node.set(.double(Double(value))) }
+    mutating func encode(_ value: Int) throws { node.set(.integer(Int64(value))) }
+    mutating func encode(_ value: Int8) throws { node.set(.integer(Int64(value))) }
+    mutating func encode(_ value: Int16) throws { node.set(.integer(Int64(value))) }
+    mutating func encode(_ value: Int32) throws { node.set(.integer(Int64(value))) }
+    mutating func encode(_ value: Int64) throws { node.set(.integer(value)) }
+    mutating func encode(_ value: UInt) throws { node.set(.integer(Int64(clamping: value))) }
+    mutating func encode(_ value: UInt8) throws { node.set(.integer(Int64(value))) }
+    mutating func encode(_ value: UInt16) throws { node.set(.integer(Int64(value))) }
+    mutating func encode(_ value: UInt32) throws { node.set(.integer(Int64(value))) }
+    mutating func encode(_ value: UInt64) throws { node.set(.integer(Int64(clamping: value))) }
     mutating func encode<T: Encodable>(_ value: T) throws { try node.encode(value) }
 }
