@@ -33,10 +33,13 @@ let package = Package(
         // Already in Hummingbird's graph; named here for NIOHTTPTypes (the request-timeout handler).
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Already in jwt-kit's graph (same spelling of the URL); base64url for tokens.
+        .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
     ],
     targets: [
         .target(
             name: "PortcullisCore",
+            dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -1,6 +1,6 @@
 // Does the project's own JSON layer (parser + lenient decoder, encoder + serializer) earn its
 // place against Foundation's JSONDecoder/JSONEncoder on the bodies of the hot routes, and
-// does the hand-rolled base64url against swift-extras-base64? Figures: BENCHMARKS.md.
+// what the Base64URL facade (canonical check, padding) adds to swift-extras-base64? Figures: BENCHMARKS.md.
 import Benchmark
 import ExtrasBase64
 import Foundation
@@ -188,13 +188,13 @@ let benchmarks: @Sendable () -> Void = {
     let urlOptions: Base64.EncodingOptions = [.base64UrlAlphabet, .omitPaddingCharacter]
     let claims = Fixture.claims
     let encodedClaims = Array(Base64URL.encode(claims).utf8)
-    Benchmark("base64url encode 600 B · Portcullis") { benchmark in
+    Benchmark("base64url encode 600 B · Base64URL") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(Base64URL.encode(claims)) }
     }
     Benchmark("base64url encode 600 B · swift-extras-base64") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(Base64.encodeToString(bytes: claims, options: urlOptions)) }
     }
-    Benchmark("base64url decode 600 B · Portcullis") { benchmark in
+    Benchmark("base64url decode 600 B · Base64URL") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(Base64URL.decode(utf8: encodedClaims[...])) }
     }
     Benchmark("base64url decode 600 B · swift-extras-base64") { benchmark in
