@@ -168,12 +168,6 @@ extension JSONValue {
 
         func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
-        /// Whether the member is present and not `null`.
-        public func contains(_ key: String) -> Bool {
-            if let value = members[key], value != .null { return true }
-            return false
-        }
-
         /// A boolean; accepts `true`/`false` and the strings "true"/"false".
         public func bool(_ key: String) throws(AuthError) -> Bool? {
             guard let value = present(key) else { return nil }
