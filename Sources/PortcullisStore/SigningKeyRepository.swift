@@ -36,13 +36,16 @@ public struct StoredSigningKey: Sendable, Equatable {
 
     /// Where the key stands at `now`.
     ///
+    /// Retirement is judged first: a key an operator's rotation withdrew before it ever
+    /// signed (a scheduled rotation's next key) is retired, not pending.
+    ///
     /// Compared to the microsecond, the resolution PostgreSQL stores: a time read back from
     /// the table may come back a fraction of a microsecond off the `Date` it was written
     /// from, which must not make a key that signs from `now` look pending at `now`.
     public func state(at now: Date) -> State {
         let now = Timestamp(now)
-        if Timestamp(signsFrom) > now { return .pending }
         if let retireTime, Timestamp(retireTime) <= now { return .retired }
+        if Timestamp(signsFrom) > now { return .pending }
         return .active
     }
 

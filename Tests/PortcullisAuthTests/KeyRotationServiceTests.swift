@@ -111,4 +111,29 @@ struct KeyRotationServiceTests {
             #expect(try await harness.signingKeys.all(tenantId: tenant).count == 3)
         }
     }
+
+    @Test("an operator's rotation withdraws the key a scheduled one published: it leaves the JWKS, never signs, and is listed RETIRED")
+    func operatorRotationWithdrawsPendingKey() async throws {
+        try await AuthHarness.run { harness in
+            let tenant = try await harness.createTenant()
+            _ = try await harness.signUp("keys@example.com", tenant: tenant)
+            harness.clock.advance(seconds: Self.period + 1)
+            #expect(try await harness.keyrings.scheduleRotation(tenantId: tenant, dueAfterSeconds: Int(Self.period)))
+            let pending = try #require(try await harness.keyrings.keyring(tenantId: tenant).next?.kid)
+
+            harness.clock.advance(seconds: 60)
+            let rotated = try await harness.keyrings.rotate(tenantId: tenant, actor: "operator")
+            #expect(rotated.next == nil)
+            guard case .array(let published)? = rotated.jwks.value(at: ["keys"]) else { throw TestSetupError("no JWKS") }
+            #expect(!published.contains { $0.value(at: ["kid"]) == .string(pending) })
+            let now = harness.clock.now().date
+            let states = Dictionary(
+                uniqueKeysWithValues: try await harness.keyrings.list(tenantId: tenant).map { ($0.kid, $0.state(at: now)) })
+            #expect(states[pending] == .retired, "listed \(states[pending].map(\.rawValue) ?? "nothing") for the withdrawn key")
+            #expect(states[rotated.activeKid] == .active)
+            // Once the withdrawn key's lead has passed, the operator's key still signs.
+            harness.clock.advance(seconds: Int64(harness.keyrings.rotationLeadSeconds))
+            #expect(try await Self.signingKid(harness, tenant: tenant) == rotated.activeKid)
+        }
+    }
 }
