@@ -216,8 +216,15 @@ public struct UserRepository: Sendable {
     }
 
     /// Deletes the user (their refresh tokens go with them); `false` when absent.
+    ///
+    /// The sessions go first, then the user row: the order a refresh locks them in (it
+    /// rotates the session row, then stamps the user row). Deleting the user row first and
+    /// its sessions by cascade took the two locks the other way round, and a refresh racing
+    /// the deletion deadlocked with it (PostgreSQL then aborted one of the two: a 500).
     public func delete(tenantId: String?, uid: String) async throws -> Bool {
         try await database.withTransaction { connection in
+            try await connection.query(
+                "DELETE FROM refresh_sessions WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
             let rows = try await connection.query(
                 "DELETE FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) RETURNING uid", logger: logger)
             var deleted = false
