@@ -129,6 +129,15 @@ public struct SigningKeyRepository: Sendable {
             let tenant = tenantId ?? ""
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(hashtext('signing_keys:' || \(tenant)))", logger: logger)
+            if !tenant.isEmpty {
+                // No foreign key to the tenant (the project's keys have none): held like one, so a key
+                // is never made for a tenant whose deletion committed (or waits for this one to delete it).
+                let exists = try await connection.query(
+                    "SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE", logger: logger)
+                var found = false
+                for try await _ in exists.decode(Int.self) { found = true }
+                guard found else { throw AuthError(.tenantNotFound) }
+            }
             let signsFrom: Date
             switch activation {
             case .first:

@@ -36,31 +36,38 @@ public struct UserRepository: Sendable {
     static let qualifiedColumns = (plainColumns.map { "users." + $0 } + [providersColumn]).joined(separator: ", ")
 
     /// Inserts a user with its `password` link, in one statement: `EMAIL_EXISTS` or
-    /// `DUPLICATE_LOCAL_ID` on a unique clash.
+    /// `DUPLICATE_LOCAL_ID` on a unique clash, `TENANT_NOT_FOUND` when the tenant is gone.
+    ///
+    /// Users have no foreign key to tenants (project users have no tenant row), so the tenant
+    /// row is held `FOR SHARE` as one would be: its deletion waits and takes the new user
+    /// along, or came first and nothing is written (whatever an instance's cache believes).
     public func create(_ user: User, passwordHash: String?) async throws -> User {
         var user = user
         user.syncPasswordLink()
         let link = user.passwordLink
+        let tenant = user.tenantId ?? ""
         do {
             return try await database.withConnection { [user] connection in
                 let rows = try await connection.query(
                     """
-                    WITH created AS (
+                    WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE),
+                    created AS (
                         INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
                             custom_attributes, password_hash, valid_since_us, last_login_us, created_at)
-                        VALUES (\(user.tenantId ?? ""), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
+                        SELECT \(tenant), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
                             \(user.photoURL), \(user.disabled), \(JSONValue.object(user.customAttributes).serialized())::jsonb,
-                            \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds), \(user.createdAt))
+                            \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds), \(user.createdAt)
+                        WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
                         RETURNING \(unescaped: Self.columns)),
                     linked AS (
                         INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)
-                        SELECT \(user.tenantId ?? ""), \(link?.providerId), \(link?.federatedId), \(user.uid), \(link?.email)
-                        WHERE \(link != nil))
+                        SELECT \(tenant), \(link?.providerId), \(link?.federatedId), created.uid, \(link?.email)
+                        FROM created WHERE \(link != nil))
                     SELECT * FROM created
                     """, logger: logger)
                 // The statement's snapshot predates its own link: the links are the ones just written.
                 guard var (created, _) = try await Self.decode(rows, tenantId: user.tenantId).first else {
-                    throw AuthError(.internalError)
+                    throw AuthError(.tenantNotFound)
                 }
                 created.providers = user.providers
                 return created
