@@ -30,7 +30,7 @@ struct TenantRaceTests {
             "emailPrivacyConfig.enableImprovedEmailPrivacy", #"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true}}"#,
             { $0.enableImprovedEmailPrivacy }
         ),
-        ("signingAlgorithm", #"{"signingAlgorithm":"ES256"}"#, { $0.signingAlgorithm == .es256 }),
+        ("signingAlgorithm", #"{"signingAlgorithm":"EdDSA"}"#, { $0.signingAlgorithm == .edDSA }),
         ("idTokenLifetimeSeconds", #"{"idTokenLifetimeSeconds":900}"#, { $0.idTokenLifetimeSeconds == 900 }),
         ("recentLoginWindowSeconds", #"{"recentLoginWindowSeconds":120}"#, { $0.recentLoginWindowSeconds == 120 }),
         ("refreshTokenReuseGraceSeconds", #"{"refreshTokenReuseGraceSeconds":0}"#, { $0.refreshTokenReuseGraceSeconds == 0 }),
