@@ -146,6 +146,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PortcullisAuthTests",
+            dependencies: [
+                "PortcullisAuth",
+                "PortcullisCore",
+                "PortcullisCrypto",
+                "PortcullisStore",
+                "PortcullisTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PortcullisHTTPTests",
             dependencies: [
                 "PortcullisHTTP",

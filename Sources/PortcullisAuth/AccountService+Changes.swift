@@ -70,11 +70,14 @@ extension AccountService {
             throw try await Self.missing(user, in: users, otherwise: AuthError(.emailExists))
         }
         revocation.forget(tenantId: user.tenantId, uid: user.uid)
-        // Tokens for the caller are issued after the change, with a fresh auth_time.
+        // Tokens for the caller are issued after the change, with a fresh auth_time, unless a
+        // later change (or revocation) holds now: that one ended this change's sessions, the
+        // caller's new one included, as if it had started before it (TOKEN_EXPIRED).
         guard
             let session = try await tokens.startSession(
-                for: updated, signInProvider: "password", now: max(clock.now(), updated.validSince))
-        else { throw try await Self.missing(user, in: users) }
+                for: updated, signInProvider: "password", now: max(clock.now(), updated.validSince),
+                validSince: updated.validSince)
+        else { throw try await Self.missing(user, in: users, otherwise: AuthError(.tokenExpired)) }
         return (updated, session)
     }
 

@@ -70,13 +70,16 @@ public struct TokenService: Sendable {
     /// instance's clock recorded a later sign-in, and signed again in that rare case (signing
     /// first measured a few milliseconds quicker for serial sign-ins, BENCHMARKS.md).
     ///
-    /// - Parameter provenPassword: for a password sign-in, the email and hash it proved,
-    ///   which must still be the user's.
-    /// - Returns: `nil` when the user no longer qualifies: deleted, disabled, or (with
-    ///   `provenPassword`) its email or password changed since they were checked.
+    /// - Parameters:
+    ///   - provenPassword: for a password sign-in, the email and hash it proved, which must
+    ///     still be the user's.
+    ///   - validSince: for a credential change, the watermark it set, which must still be the user's.
+    /// - Returns: `nil` when the user no longer qualifies: deleted, disabled, (with
+    ///   `provenPassword`) its email or password changed since they were checked, or (with
+    ///   `validSince`) revoked again since.
     public func startSession(
         for user: User, signInProvider: String, now: Timestamp, provenPassword: (email: String, hash: String)? = nil,
-        upgradedPasswordHash: String? = nil
+        upgradedPasswordHash: String? = nil, validSince: Timestamp? = nil
     ) async throws -> SessionTokens? {
         let refresh = RefreshToken.startSession(tenantId: user.tenantId)
         var (idToken, lifetime) = try await mintIDToken(
@@ -86,7 +89,7 @@ public struct TokenService: Sendable {
                 SessionStart(
                     tenantId: user.tenantId, uid: user.uid, sessionId: refresh.sessionId, tokenHash: refresh.secretHash,
                     signInProvider: signInProvider, now: now, provenPassword: provenPassword,
-                    upgradedPasswordHash: upgradedPasswordHash))
+                    upgradedPasswordHash: upgradedPasswordHash, validSince: validSince))
         else { return nil }
         if started.seconds != now.seconds {
             (idToken, lifetime) = try await mintIDToken(

@@ -26,7 +26,7 @@ public struct UserUpdate: Sendable, Equatable {
     public enum Revocation: Sendable, Equatable {
         /// End every session started so far: the watermark becomes `now`, or later if a
         /// session started at or after `now` (another instance's clock may run ahead), and
-        /// never moves back.
+        /// always moves forward, by a microsecond at least.
         case now(Timestamp)
         /// An admin's explicit watermark (`validSince`), taken as given.
         case at(Timestamp)

@@ -35,11 +35,15 @@ public struct SessionStart: Sendable {
     public var provenPassword: (email: String, hash: String)?
     /// A rehash of the password to store with the sign-in (new scrypt parameters).
     public var upgradedPasswordHash: String?
+    /// For the session a credential change hands its caller, the watermark the change set:
+    /// the session starts only if no revocation has moved it since (a concurrent change that
+    /// came later holds, and ends this one's session as if it had started first).
+    public var validSince: Timestamp?
 
     /// A session start.
     public init(
         tenantId: String?, uid: String, sessionId: String, tokenHash: [UInt8], signInProvider: String, now: Timestamp,
-        provenPassword: (email: String, hash: String)? = nil, upgradedPasswordHash: String? = nil
+        provenPassword: (email: String, hash: String)? = nil, upgradedPasswordHash: String? = nil, validSince: Timestamp? = nil
     ) {
         self.tenantId = tenantId
         self.uid = uid
@@ -49,6 +53,7 @@ public struct SessionStart: Sendable {
         self.now = now
         self.provenPassword = provenPassword
         self.upgradedPasswordHash = upgradedPasswordHash
+        self.validSince = validSince
     }
 }
 
@@ -75,7 +80,8 @@ public struct RefreshSessionRepository: Sendable {
     /// The start is the later of `now` and the user's previous sign-in (a clock behind
     /// another instance's never makes sessions run backwards), and a revocation that
     /// follows takes a watermark after it (``UserRepository/update(tenantId:uid:_:requiring:)``).
-    /// A user disabled meanwhile, or whose proven password changed meanwhile, gets no session.
+    /// A user disabled meanwhile, whose proven password changed meanwhile, or whose watermark
+    /// moved past `start.validSince`, gets no session.
     ///
     /// - Returns: the session's start, or `nil` when the user no longer qualifies.
     public func start(_ start: SessionStart) async throws -> Timestamp? {

@@ -7,24 +7,25 @@ extension RefreshSessionRepository {
     /// Every sign-in ends here: prepared once per connection, like the refresh.
     struct StartSession: PostgresPreparedStatement {
         // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
-        static let name = "portcullis_start_session_v2"
+        static let name = "portcullis_start_session_v3"
         static let sql = """
             WITH signed_in AS (
                 UPDATE users SET last_login_us = greatest($5, coalesce(last_login_us, 0)),
                     password_hash = coalesce($7, password_hash)
                 WHERE tenant_id = $1 AND uid = $3 AND NOT disabled
                   AND ($8::text IS NULL OR (password_hash = $8 AND email = $9))
+                  AND ($10::int8 IS NULL OR valid_since_us = $10)
                 RETURNING last_login_us)
             INSERT INTO refresh_sessions (tenant_id, session_id, uid, token_hash, issued_at, started_us, sign_in_provider)
             SELECT $1, $2, $3, $4, $5 / 1000000, last_login_us, $6 FROM signed_in
             RETURNING started_us
             """
-        static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .bytea, .int8, .text, .text, .text, .text]
+        static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .bytea, .int8, .text, .text, .text, .text, .int8]
 
         let start: SessionStart
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 9)
+            var bindings = PostgresBindings(capacity: 10)
             bindings.append(start.tenantId ?? "")
             bindings.append(start.sessionId)
             bindings.append(start.uid)
@@ -34,6 +35,7 @@ extension RefreshSessionRepository {
             bindings.append(start.upgradedPasswordHash)
             bindings.append(start.provenPassword?.hash)
             bindings.append(start.provenPassword?.email)
+            bindings.append(start.validSince?.microseconds)
             return bindings
         }
 

@@ -36,13 +36,16 @@ public struct StoredSigningKey: Sendable, Equatable {
 
     /// Where the key stands at `now`.
     ///
+    /// Retirement is judged first: a key an operator's rotation withdrew before it ever
+    /// signed (a scheduled rotation's next key) is retired, not pending.
+    ///
     /// Compared to the microsecond, the resolution PostgreSQL stores: a time read back from
     /// the table may come back a fraction of a microsecond off the `Date` it was written
     /// from, which must not make a key that signs from `now` look pending at `now`.
     public func state(at now: Date) -> State {
         let now = Timestamp(now)
-        if Timestamp(signsFrom) > now { return .pending }
         if let retireTime, Timestamp(retireTime) <= now { return .retired }
+        if Timestamp(signsFrom) > now { return .pending }
         return .active
     }
 
@@ -126,6 +129,15 @@ public struct SigningKeyRepository: Sendable {
             let tenant = tenantId ?? ""
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(hashtext('signing_keys:' || \(tenant)))", logger: logger)
+            if !tenant.isEmpty {
+                // No foreign key to the tenant (the project's keys have none): held like one, so a key
+                // is never made for a tenant whose deletion committed (or waits for this one to delete it).
+                let exists = try await connection.query(
+                    "SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE", logger: logger)
+                var found = false
+                for try await _ in exists.decode(Int.self) { found = true }
+                guard found else { throw AuthError(.tenantNotFound) }
+            }
             let signsFrom: Date
             switch activation {
             case .first:

@@ -115,7 +115,9 @@ public struct TenantRepository: Sendable {
             var before: TenantSettings?
             for try await settings in rows.decode(String.self) { before = try Self.decode(settings) }
             guard let before else { return false }
-            // Tenant-owned rows without a foreign key to tenants (the project's users share these tables).
+            // Tenant-owned rows without a foreign key to tenants (the project's users share these tables);
+            // sessions before users, the order a refresh locks them in (see `UserRepository.delete`).
+            try await connection.query("DELETE FROM refresh_sessions WHERE tenant_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM users WHERE tenant_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM signing_keys WHERE tenant_id = \(id)", logger: logger)
             try await AuditLogRepository.record(

@@ -36,31 +36,38 @@ public struct UserRepository: Sendable {
     static let qualifiedColumns = (plainColumns.map { "users." + $0 } + [providersColumn]).joined(separator: ", ")
 
     /// Inserts a user with its `password` link, in one statement: `EMAIL_EXISTS` or
-    /// `DUPLICATE_LOCAL_ID` on a unique clash.
+    /// `DUPLICATE_LOCAL_ID` on a unique clash, `TENANT_NOT_FOUND` when the tenant is gone.
+    ///
+    /// Users have no foreign key to tenants (project users have no tenant row), so the tenant
+    /// row is held `FOR SHARE` as one would be: its deletion waits and takes the new user
+    /// along, or came first and nothing is written (whatever an instance's cache believes).
     public func create(_ user: User, passwordHash: String?) async throws -> User {
         var user = user
         user.syncPasswordLink()
         let link = user.passwordLink
+        let tenant = user.tenantId ?? ""
         do {
             return try await database.withConnection { [user] connection in
                 let rows = try await connection.query(
                     """
-                    WITH created AS (
+                    WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE),
+                    created AS (
                         INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
                             custom_attributes, password_hash, valid_since_us, last_login_us, created_at)
-                        VALUES (\(user.tenantId ?? ""), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
+                        SELECT \(tenant), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
                             \(user.photoURL), \(user.disabled), \(JSONValue.object(user.customAttributes).serialized())::jsonb,
-                            \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds), \(user.createdAt))
+                            \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds), \(user.createdAt)
+                        WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
                         RETURNING \(unescaped: Self.columns)),
                     linked AS (
                         INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)
-                        SELECT \(user.tenantId ?? ""), \(link?.providerId), \(link?.federatedId), \(user.uid), \(link?.email)
-                        WHERE \(link != nil))
+                        SELECT \(tenant), \(link?.providerId), \(link?.federatedId), created.uid, \(link?.email)
+                        FROM created WHERE \(link != nil))
                     SELECT * FROM created
                     """, logger: logger)
                 // The statement's snapshot predates its own link: the links are the ones just written.
                 guard var (created, _) = try await Self.decode(rows, tenantId: user.tenantId).first else {
-                    throw AuthError(.internalError)
+                    throw AuthError(.tenantNotFound)
                 }
                 created.providers = user.providers
                 return created
@@ -175,9 +182,10 @@ public struct UserRepository: Sendable {
             case .at(let watermark)?: (2, watermark.microseconds)
             }
         // Every SET expression sees the row as it was before this statement: `email IS
-        // DISTINCT FROM` compares with the old email. A revocation to `now` never moves
-        // the watermark back, and lands after the user's latest session start, which the
-        // row lock orders before this statement (another instance's clock may run ahead).
+        // DISTINCT FROM` compares with the old email. A revocation to `now` moves the
+        // watermark forward (by 1 µs at least: each change's caller starts its session under
+        // its own) and past the user's latest session start, which the row lock orders
+        // before this statement (another instance's clock may run ahead).
         let query: PostgresQuery = """
             UPDATE users SET
                 email = CASE WHEN \(update.email != nil) THEN \(update.email ?? nil) ELSE email END,
@@ -190,7 +198,7 @@ public struct UserRepository: Sendable {
                 custom_attributes = CASE WHEN \(claims != nil) THEN \(claims)::jsonb ELSE custom_attributes END,
                 password_hash = CASE WHEN \(update.passwordHash != nil) THEN \(update.passwordHash) ELSE password_hash END,
                 valid_since_us = CASE \(revocationMode)::int
-                    WHEN 1 THEN greatest(valid_since_us, \(revocationValue), coalesce(last_login_us, 0) + 1)
+                    WHEN 1 THEN greatest(valid_since_us + 1, \(revocationValue), coalesce(last_login_us, 0) + 1)
                     WHEN 2 THEN \(revocationValue)
                     ELSE valid_since_us END
             WHERE tenant_id = \(tenant) AND uid = \(uid) \(unescaped: precondition.sql)
@@ -216,8 +224,15 @@ public struct UserRepository: Sendable {
     }
 
     /// Deletes the user (their refresh tokens go with them); `false` when absent.
+    ///
+    /// The sessions go first, then the user row: the order a refresh locks them in (it
+    /// rotates the session row, then stamps the user row). Deleting the user row first and
+    /// its sessions by cascade took the two locks the other way round, and a refresh racing
+    /// the deletion deadlocked with it (PostgreSQL then aborted one of the two: a 500).
     public func delete(tenantId: String?, uid: String) async throws -> Bool {
         try await database.withTransaction { connection in
+            try await connection.query(
+                "DELETE FROM refresh_sessions WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
             let rows = try await connection.query(
                 "DELETE FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) RETURNING uid", logger: logger)
             var deleted = false

@@ -2,6 +2,7 @@ import Foundation
 import PortcullisCore
 import PortcullisStore
 import PortcullisTestSupport
+import PostgresNIO
 import Testing
 
 @Suite("Tenant storage and cache")
@@ -123,6 +124,16 @@ struct SigningKeyStoreTests {
                 StoredSigningKey(
                     kid: kid, algorithm: "RS256", publicJWK: .object(["kid": .string(kid)]), sealedPrivateKey: [1, 2, 3],
                     createTime: Date(), retireTime: nil)
+            }
+            // Keys belong to an existing tenant: none is made for a tenant that is not (or no longer) there.
+            let missing = await #expect(throws: AuthError.self) {
+                try await keys.activate(
+                    tenantId: "t", key: key("k0"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date())
+            }
+            #expect(missing?.code == .tenantNotFound)
+            #expect(try await keys.all(tenantId: "t").isEmpty)
+            _ = try await database.withConnection { connection in
+                try await connection.query("INSERT INTO tenants (tenant_id, settings) VALUES ('t', '{}')", logger: TestDatabase.logger)
             }
             #expect(
                 try await keys.activate(
