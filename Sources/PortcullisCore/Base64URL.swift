@@ -3,7 +3,7 @@ import ExtrasBase64
 /// Base64url without padding (RFC 4648 §5), as JWTs and opaque tokens use.
 ///
 /// swift-extras-base64 does the work (7 × the hand-rolled decoder this replaced, on a
-/// token's 600-byte payload: BENCHMARKS.md); this adds what tokens need on top: padding
+/// token's 550-byte payload: BENCHMARKS.md); this adds what tokens need on top: padding
 /// tolerated on input, and only the canonical encoding of each byte string accepted.
 public enum Base64URL {
     /// Encodes bytes.
