@@ -61,18 +61,13 @@ public struct SigningKey: Sendable {
         return .object(members)
     }
 
-    /// jwt-kit's signer for the private key (it also verifies).
-    func makeSigner() async throws -> any JWTAlgorithm {
-        let collection = JWTKeyCollection()
-        let id = JWKIdentifier(string: kid)
+    /// The signer for the private key (it also verifies); `invalidKey` when the stored
+    /// material does not load as a key of ``algorithm``.
+    func makeSigner() async throws(SigningFailure) -> any TokenSigner {
         switch algorithm {
-        case .rs256:
-            await collection.add(rsa: try Insecure.RSA.PrivateKey(pem: privateMaterial), digestAlgorithm: .sha256, kid: id)
-        case .es256:
-            await collection.add(ecdsa: try ES256PrivateKey(pem: privateMaterial), kid: id)
-        case .edDSA:
-            await collection.add(eddsa: try EdDSA.PrivateKey(d: privateMaterial, curve: .ed25519), kid: id)
+        case .rs256: try await JWTKitSigner.rs256(pem: privateMaterial)
+        case .es256: try await JWTKitSigner.es256(pem: privateMaterial)
+        case .edDSA: try await JWTKitSigner.edDSA(d: privateMaterial)
         }
-        return try await collection.getKey(for: id)
     }
 }
