@@ -1,16 +1,8 @@
-import Crypto
 import JWTKit
 
-/// A ``TokenSigner`` over one of jwt-kit's algorithms (swift-crypto underneath).
+/// A ``TokenSigner`` over one of jwt-kit's algorithms (swift-crypto underneath): ES256 and EdDSA.
 struct JWTKitSigner: TokenSigner {
     let algorithm: any JWTAlgorithm
-
-    /// RS256 with a PEM RSA private key.
-    static func rs256(pem: String) async throws(SigningFailure) -> JWTKitSigner {
-        try await make { collection, kid in
-            await collection.add(rsa: try Insecure.RSA.PrivateKey(pem: pem), digestAlgorithm: .sha256, kid: kid)
-        }
-    }
 
     /// ES256 with a PEM (SEC1 or PKCS#8) P-256 private key.
     static func es256(pem: String) async throws(SigningFailure) -> JWTKitSigner {

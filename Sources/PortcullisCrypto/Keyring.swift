@@ -2,9 +2,10 @@ public import PortcullisCore
 
 /// One tenant's signing keys, ready to sign and verify without locks or I/O.
 ///
-/// Each key's ``TokenSigner`` does the cryptography (jwt-kit's, for every algorithm); the
-/// keyring assembles compact JWS itself, so signing and verifying never queue behind an
-/// actor: every event loop works in parallel on the hot paths.
+/// Each key's ``TokenSigner`` does the cryptography (``RSASigner`` on OpenSSL's libcrypto
+/// for RS256, jwt-kit for ES256 and EdDSA); the keyring assembles compact JWS itself, so
+/// signing and verifying never queue behind an actor: every event loop works in parallel
+/// on the hot paths.
 public struct Keyring: Sendable {
     /// One key held by the keyring, with the signer built from its private half.
     private struct HeldKey: Sendable {

@@ -5,8 +5,8 @@ import CLibCrypto
 /// The private key is parsed once into an `EVP_PKEY`, and one `EVP_MD_CTX` per operation
 /// is set up for it once: SHA-256, PKCS#1 v1.5 padding. Each signature or verification
 /// copies that template into a context of its own and frees it before returning. Setting
-/// a context up fetches the algorithms from OpenSSL's provider store each time, about a
-/// fifth of an RSA-2048 verification; copying one does not (BENCHMARKS.md, issue 12).
+/// a context up fetches the algorithms from OpenSSL's provider store each time, 15–25 %
+/// of an RSA-2048 verification; copying one does not (BENCHMARKS.md, issue 12).
 ///
 /// `@unchecked Sendable` because it holds C pointers, and sharing them is safe: nothing
 /// is modified after `init`. Threads only read the templates (`EVP_MD_CTX_copy_ex` and

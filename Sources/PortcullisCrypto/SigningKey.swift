@@ -1,6 +1,3 @@
-import Crypto
-import CryptoExtras
-import Foundation
 import JWTKit
 public import PortcullisCore
 
@@ -12,7 +9,8 @@ public struct SigningKey: Sendable {
     public let algorithm: TenantSettings.SigningAlgorithm
     /// The public key as a JWK (`kty`, `kid`, `alg`, `use`, and the key's parameters).
     public let publicJWK: JSONValue
-    /// The private key's serialized form (PEM for RSA and EC, base64url `d` for Ed25519).
+    /// The private key's serialized form (PEM for RSA and EC, base64url `d` for Ed25519;
+    /// RSA keys made before libcrypto signed them are PKCS#1 PEM, newer ones PKCS#8).
     /// Only ever stored sealed under the master key.
     public let privateMaterial: String
 
@@ -21,13 +19,12 @@ public struct SigningKey: Sendable {
         let kid = SecretToken.random(byteCount: 15)
         switch algorithm {
         case .rs256:
-            let key = try Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
-            let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
+            let key = try RSASigner.generate()
+            let (modulus, exponent) = try key.publicComponents()
             return SigningKey(
                 kid: kid, algorithm: algorithm,
-                publicJWK: jwk(
-                    kid: kid, alg: "RS256", ["kty": "RSA", "n": Base64URL.encode(Array(modulus)), "e": Base64URL.encode(Array(exponent))]),
-                privateMaterial: key.pemRepresentation)
+                publicJWK: jwk(kid: kid, alg: "RS256", ["kty": "RSA", "n": Base64URL.encode(modulus), "e": Base64URL.encode(exponent)]),
+                privateMaterial: try key.pemRepresentation())
         case .es256:
             let key = ES256PrivateKey()
             guard let (x, y) = key.parameters else { throw MasterKey.Failure.cannotOpen }
@@ -65,7 +62,7 @@ public struct SigningKey: Sendable {
     /// material does not load as a key of ``algorithm``.
     func makeSigner() async throws(SigningFailure) -> any TokenSigner {
         switch algorithm {
-        case .rs256: try await JWTKitSigner.rs256(pem: privateMaterial)
+        case .rs256: try RSASigner(pem: privateMaterial)
         case .es256: try await JWTKitSigner.es256(pem: privateMaterial)
         case .edDSA: try await JWTKitSigner.edDSA(d: privateMaterial)
         }
