@@ -42,10 +42,18 @@ let package = Package(
             dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")],
             swiftSettings: swiftSettings
         ),
+        // The system's OpenSSL 3 libcrypto, for RS256 (BENCHMARKS.md, issue 12): found with
+        // pkg-config; scripts/test, scripts/bench and scripts/dev install libssl-dev when missing.
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(
             name: "PortcullisCrypto",
             dependencies: [
                 "PortcullisCore",
+                "CLibCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -122,7 +130,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "PortcullisBench",
-            dependencies: ["PortcullisCore", "PortcullisCrypto"],
+            dependencies: [
+                "PortcullisCore",
+                "PortcullisCrypto",
+                // swift-crypto's RSA, measured beside libcrypto's (`portcullis-bench rsa`).
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -132,7 +146,14 @@ let package = Package(
         ),
         .testTarget(
             name: "PortcullisCryptoTests",
-            dependencies: ["PortcullisCore", "PortcullisCrypto"],
+            dependencies: [
+                "PortcullisCore",
+                "PortcullisCrypto",
+                // The independent peer the RS256 signer is checked against.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -10,6 +10,8 @@ import Synchronization
 ///
 ///     portcullis-bench scrypt [threads] [seconds]   scrypt N=2^14 r=8 p=1 hashes/s
 ///     portcullis-bench sign ALG [threads] [seconds] ID tokens signed/s (RS256, ES256, EdDSA)
+///     portcullis-bench rsa LIB OP [threads] [seconds] RSA-2048 RS256 signatures made (OP sign) or
+///                                                     checked (OP verify)/s by LIB libcrypto or swift-crypto
 ///
 /// `threads` defaults to every core, `seconds` to 5. The rate is printed alone.
 @main
@@ -31,6 +33,12 @@ enum PortcullisBench {
             let claims = sampleClaims()
             let now = SystemClock().now().seconds
             work = { _ = try? keyring.sign(claims, now: now) }
+        case "rsa":
+            guard arguments.count >= 2,
+                let rsa = try? RSAComparison.work(library: arguments[0], operation: arguments[1], claims: sampleClaims())
+            else { usage() }
+            arguments.removeFirst(2)
+            work = rsa
         default:
             usage()
         }
@@ -67,7 +75,12 @@ enum PortcullisBench {
 
     static func usage() -> Never {
         FileHandle.standardError.write(
-            Data("usage: portcullis-bench scrypt [threads] [seconds] | sign RS256|ES256|EdDSA [threads] [seconds]\n".utf8))
+            Data(
+                """
+                usage: portcullis-bench scrypt [threads] [seconds] | sign RS256|ES256|EdDSA [threads] [seconds]
+                       | rsa libcrypto|swift-crypto sign|verify [threads] [seconds]
+
+                """.utf8))
         exit(64)
     }
 }

@@ -1,25 +1,42 @@
-import Foundation
-import JWTKit
 public import PortcullisCore
 
 /// One tenant's signing keys, ready to sign and verify without locks or I/O.
 ///
-/// jwt-kit does the cryptography; the keyring holds its per-key signers and
-/// assembles compact JWS itself, so signing and verifying never queue behind
-/// an actor: every event loop works in parallel on the hot paths.
+/// Each key's ``TokenSigner`` does the cryptography (``RSASigner`` on OpenSSL's libcrypto
+/// for RS256, jwt-kit for ES256 and EdDSA); the keyring assembles compact JWS itself, so
+/// signing and verifying never queue behind an actor: every event loop works in parallel
+/// on the hot paths.
 public struct Keyring: Sendable {
+    /// One key held by the keyring, with the signer built from its private half.
+    private struct HeldKey: Sendable {
+        let kid: String
+        let algorithm: TenantSettings.SigningAlgorithm
+        let signer: any TokenSigner
+
+        init(_ key: SigningKey) async throws(SigningFailure) {
+            self.kid = key.kid
+            self.algorithm = key.algorithm
+            self.signer = try await key.makeSigner()
+        }
+    }
+
+    private let active: HeldKey
+    private let upcoming: (key: HeldKey, signsFrom: Int64)?
+    private let held: [String: HeldKey]
+    /// `{"keys": [...]}` with every published public key, the next one included.
+    public let jwks: JSONValue
+
     /// The key new tokens are signed with (until ``next`` takes over).
-    public let activeKid: String
+    public var activeKid: String { active.kid }
     /// Its algorithm.
-    public let activeAlgorithm: TenantSettings.SigningAlgorithm
+    public var activeAlgorithm: TenantSettings.SigningAlgorithm { active.algorithm }
     /// A key published ahead of a scheduled rotation, and the second it starts signing.
     ///
     /// Verifiers cache the JWKS (`max-age`); publishing the next key before it signs means
     /// none of them meets a token whose `kid` it has not seen.
-    public let next: (kid: String, algorithm: TenantSettings.SigningAlgorithm, signsFrom: Int64)?
-    private let signers: [String: (algorithm: TenantSettings.SigningAlgorithm, signer: any JWTAlgorithm)]
-    /// `{"keys": [...]}` with every published public key, the next one included.
-    public let jwks: JSONValue
+    public var next: (kid: String, algorithm: TenantSettings.SigningAlgorithm, signsFrom: Int64)? {
+        upcoming.map { ($0.key.kid, $0.key.algorithm, $0.signsFrom) }
+    }
 
     /// Why a token did not verify.
     public enum VerificationFailure: Error, Equatable {
@@ -32,37 +49,37 @@ public struct Keyring: Sendable {
     }
 
     /// Builds a keyring; `active` must be among `keys`. `next`, if any, signs from the
-    /// Unix second `signsFrom` on.
-    public init(active: SigningKey, keys: [SigningKey], next: (key: SigningKey, signsFrom: Int64)? = nil) async throws {
-        var signers: [String: (TenantSettings.SigningAlgorithm, any JWTAlgorithm)] = [:]
-        for key in keys + [active] + (next.map { [$0.key] } ?? []) where signers[key.kid] == nil {
-            signers[key.kid] = (key.algorithm, try await key.makeSigner())
+    /// Unix second `signsFrom` on. Throws when a key's private half does not load.
+    public init(active: SigningKey, keys: [SigningKey], next: (key: SigningKey, signsFrom: Int64)? = nil) async throws(SigningFailure) {
+        let activeKey = try await HeldKey(active)
+        var held = [active.kid: activeKey]
+        if let next {
+            let nextKey = try await HeldKey(next.key)
+            held[next.key.kid] = nextKey
+            self.upcoming = (nextKey, next.signsFrom)
+        } else {
+            self.upcoming = nil
         }
-        self.signers = signers
-        self.activeKid = active.kid
-        self.activeAlgorithm = active.algorithm
-        self.next = next.map { ($0.key.kid, $0.key.algorithm, $0.signsFrom) }
+        for key in keys where held[key.kid] == nil {
+            held[key.kid] = try await HeldKey(key)
+        }
+        self.active = activeKey
+        self.held = held
         var published = [active.publicJWK]
         if let next { published.append(next.key.publicJWK) }
         published += keys.filter { $0.kid != active.kid && $0.kid != next?.key.kid }.map(\.publicJWK)
         self.jwks = .object(["keys": .array(published)])
     }
 
-    /// The key that signs at the Unix second `now`: ``next`` once its time has come.
-    public func signingKid(at now: Int64) -> (kid: String, algorithm: TenantSettings.SigningAlgorithm) {
-        if let next, now >= next.signsFrom { return (next.kid, next.algorithm) }
-        return (activeKid, activeAlgorithm)
-    }
-
-    /// Signs `payload` with the key that signs at the Unix second `now`: header `alg`, `kid`, `typ: JWT`.
-    public func sign(_ payload: JSONValue, now: Int64) throws -> String {
-        let kid = signingKid(at: now).kid
-        guard let (algorithm, signer) = signers[kid] else { throw VerificationFailure.unknownKey }
+    /// Signs `payload` with the key that signs at the Unix second `now` (``next`` once its
+    /// time has come): header `alg`, `kid`, `typ: JWT`.
+    public func sign(_ payload: JSONValue, now: Int64) throws(SigningFailure) -> String {
+        let key = upcoming.flatMap { now >= $0.signsFrom ? $0.key : nil } ?? active
         let header = JSONValue.object([
-            "alg": .string(algorithm.rawValue), "kid": .string(kid), "typ": .string("JWT"),
+            "alg": .string(key.algorithm.rawValue), "kid": .string(key.kid), "typ": .string("JWT"),
         ])
         let signingInput = Base64URL.encode(header.serializedBytes()) + "." + Base64URL.encode(payload.serializedBytes())
-        let signature = try signer.sign(Array(signingInput.utf8))
+        let signature = try key.signer.sign(Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
     }
 
@@ -75,8 +92,8 @@ public struct Keyring: Sendable {
 
     /// Verifies an already-split token's signature against this keyring's keys.
     public func verify(_ jws: CompactJWS) throws(VerificationFailure) {
-        guard let (algorithm, signer) = signers[jws.kid], algorithm.rawValue == jws.algorithm else { throw .unknownKey }
-        guard (try? signer.verify(jws.signature, signs: jws.signingInput)) == true else { throw .badSignature }
+        guard let key = held[jws.kid], key.algorithm.rawValue == jws.algorithm else { throw .unknownKey }
+        guard key.signer.verify(jws.signature, signs: jws.signingInput) else { throw .badSignature }
     }
 }
 

@@ -1,6 +1,3 @@
-import Crypto
-import CryptoExtras
-import Foundation
 import JWTKit
 public import PortcullisCore
 
@@ -12,7 +9,8 @@ public struct SigningKey: Sendable {
     public let algorithm: TenantSettings.SigningAlgorithm
     /// The public key as a JWK (`kty`, `kid`, `alg`, `use`, and the key's parameters).
     public let publicJWK: JSONValue
-    /// The private key's serialized form (PEM for RSA and EC, base64url `d` for Ed25519).
+    /// The private key's serialized form (PEM for RSA and EC, base64url `d` for Ed25519;
+    /// RSA keys made before libcrypto signed them are PKCS#1 PEM, newer ones PKCS#8).
     /// Only ever stored sealed under the master key.
     public let privateMaterial: String
 
@@ -21,13 +19,12 @@ public struct SigningKey: Sendable {
         let kid = SecretToken.random(byteCount: 15)
         switch algorithm {
         case .rs256:
-            let key = try Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
-            let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
+            let key = try RSASigner.generate()
+            let (modulus, exponent) = try key.publicComponents()
             return SigningKey(
                 kid: kid, algorithm: algorithm,
-                publicJWK: jwk(
-                    kid: kid, alg: "RS256", ["kty": "RSA", "n": Base64URL.encode(Array(modulus)), "e": Base64URL.encode(Array(exponent))]),
-                privateMaterial: key.pemRepresentation)
+                publicJWK: jwk(kid: kid, alg: "RS256", ["kty": "RSA", "n": Base64URL.encode(modulus), "e": Base64URL.encode(exponent)]),
+                privateMaterial: try key.pemRepresentation())
         case .es256:
             let key = ES256PrivateKey()
             guard let (x, y) = key.parameters else { throw MasterKey.Failure.cannotOpen }
@@ -61,18 +58,13 @@ public struct SigningKey: Sendable {
         return .object(members)
     }
 
-    /// jwt-kit's signer for the private key (it also verifies).
-    func makeSigner() async throws -> any JWTAlgorithm {
-        let collection = JWTKeyCollection()
-        let id = JWKIdentifier(string: kid)
+    /// The signer for the private key (it also verifies); `invalidKey` when the stored
+    /// material does not load as a key of ``algorithm``.
+    func makeSigner() async throws(SigningFailure) -> any TokenSigner {
         switch algorithm {
-        case .rs256:
-            await collection.add(rsa: try Insecure.RSA.PrivateKey(pem: privateMaterial), digestAlgorithm: .sha256, kid: id)
-        case .es256:
-            await collection.add(ecdsa: try ES256PrivateKey(pem: privateMaterial), kid: id)
-        case .edDSA:
-            await collection.add(eddsa: try EdDSA.PrivateKey(d: privateMaterial, curve: .ed25519), kid: id)
+        case .rs256: try RSASigner(pem: privateMaterial)
+        case .es256: try await JWTKitSigner.es256(pem: privateMaterial)
+        case .edDSA: try await JWTKitSigner.edDSA(d: privateMaterial)
         }
-        return try await collection.getKey(for: id)
     }
 }
