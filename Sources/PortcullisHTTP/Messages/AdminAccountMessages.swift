@@ -1,6 +1,21 @@
 import Hummingbird
 import PortcullisCore
 
+/// An Admin API body about one user, named by `localId`.
+protocol SingleUserBody {
+    var localId: String? { get }
+}
+
+extension SingleUserBody {
+    /// The user's id; `MISSING_LOCAL_ID` when absent.
+    var uid: String {
+        get throws(AuthError) {
+            guard let localId, !localId.isEmpty else { throw AuthError(.missingLocalId) }
+            return localId
+        }
+    }
+}
+
 /// The Admin API's `accounts` (create): what `createUser` sends.
 struct AdminCreateAccountRequest: Decodable, ProfileBody {
     let localId: String?
@@ -31,7 +46,7 @@ struct AdminLookupRequest: Decodable {
 }
 
 /// The Admin API's `accounts:update`.
-struct AdminUpdateAccountRequest: Decodable {
+struct AdminUpdateAccountRequest: Decodable, SingleUserBody {
     let localId: String?
     let disableUser: Bool?
     /// Seconds: tokens issued before it are revoked.
@@ -40,27 +55,11 @@ struct AdminUpdateAccountRequest: Decodable {
     /// The custom claims as a JSON object in a string, as the Admin SDKs send them.
     let customAttributes: String?
     let displayName: String?
-
-    /// The user's id; `MISSING_LOCAL_ID` when absent.
-    var uid: String {
-        get throws(AuthError) {
-            guard let localId, !localId.isEmpty else { throw AuthError(.missingLocalId) }
-            return localId
-        }
-    }
 }
 
 /// The Admin API's `accounts:delete`.
-struct AdminDeleteAccountRequest: Decodable {
+struct AdminDeleteAccountRequest: Decodable, SingleUserBody {
     let localId: String?
-
-    /// The user's id; `MISSING_LOCAL_ID` when absent.
-    var uid: String {
-        get throws(AuthError) {
-            guard let localId, !localId.isEmpty else { throw AuthError(.missingLocalId) }
-            return localId
-        }
-    }
 }
 
 /// The Admin API's `accounts:update` answer.
