@@ -96,6 +96,18 @@ public struct AuthError: Error, Sendable, Equatable {
         case invalidRefreshToken = "INVALID_REFRESH_TOKEN"
         case invalidGrantType = "INVALID_GRANT_TYPE"
 
+        // Federated sign-in and custom tokens
+        case invalidIdpResponse = "INVALID_IDP_RESPONSE"
+        case invalidProviderId = "INVALID_PROVIDER_ID"
+        case federatedUserIdAlreadyLinked = "FEDERATED_USER_ID_ALREADY_LINKED"
+        case missingOrInvalidNonce = "MISSING_OR_INVALID_NONCE"
+        case missingCustomToken = "MISSING_CUSTOM_TOKEN"
+        case invalidCustomToken = "INVALID_CUSTOM_TOKEN"
+        case credentialMismatch = "CREDENTIAL_MISMATCH"
+        case configurationNotFound = "CONFIGURATION_NOT_FOUND"
+        case configurationExists = "CONFIGURATION_EXISTS"
+        case serviceAccountNotFound = "SERVICE_ACCOUNT_NOT_FOUND"
+
         // Infrastructure
         case unavailable = "UNAVAILABLE"
         case internalError = "INTERNAL_ERROR"
@@ -144,6 +156,16 @@ public struct AuthError: Error, Sendable, Equatable {
             case .missingRefreshToken: "A refresh token is required."
             case .invalidRefreshToken: "The refresh token is not valid."
             case .invalidGrantType: "Only grant_type=refresh_token is supported."
+            case .invalidIdpResponse: "The identity provider's credential did not verify."
+            case .invalidProviderId: "That identity provider is not configured or not enabled."
+            case .federatedUserIdAlreadyLinked: "That provider identity belongs to another account."
+            case .missingOrInvalidNonce: "The nonce does not match the identity provider's token."
+            case .missingCustomToken: "A custom token is required."
+            case .invalidCustomToken: "The custom token is not valid."
+            case .credentialMismatch: "The custom token was signed for another project."
+            case .configurationNotFound: "There is no such provider configuration."
+            case .configurationExists: "That provider is configured already."
+            case .serviceAccountNotFound: "There is no such service account."
             case .unavailable: "The database is unavailable; try again shortly."
             case .internalError: "Something failed inside Portcullis; its log has the details."
             }
@@ -154,7 +176,8 @@ public struct AuthError: Error, Sendable, Equatable {
             switch self {
             case .unauthenticated: 401
             case .permissionDenied: 403
-            case .notFound, .projectNotFound, .adminKeyNotFound: 404
+            case .notFound, .projectNotFound, .adminKeyNotFound, .configurationNotFound, .serviceAccountNotFound: 404
+            case .configurationExists: 409
             case .methodNotAllowed: 405
             case .payloadTooLarge: 413
             case .internalError: 500
@@ -172,7 +195,8 @@ public struct AuthError: Error, Sendable, Equatable {
             case .invalidArgument, .apiKeyInvalid: "INVALID_ARGUMENT"
             case .unauthenticated: "UNAUTHENTICATED"
             case .permissionDenied: "PERMISSION_DENIED"
-            case .notFound, .projectNotFound, .adminKeyNotFound: "NOT_FOUND"
+            case .notFound, .projectNotFound, .adminKeyNotFound, .configurationNotFound, .serviceAccountNotFound: "NOT_FOUND"
+            case .configurationExists: "ALREADY_EXISTS"
             case .methodNotAllowed: "UNIMPLEMENTED"
             case .payloadTooLarge: "OUT_OF_RANGE"
             case .unavailable: "UNAVAILABLE"
@@ -187,7 +211,8 @@ public struct AuthError: Error, Sendable, Equatable {
             case .apiKeyInvalid: "badRequest"
             case .unauthenticated: "unauthorized"
             case .permissionDenied: "forbidden"
-            case .notFound, .projectNotFound, .adminKeyNotFound: "notFound"
+            case .notFound, .projectNotFound, .adminKeyNotFound, .configurationNotFound, .serviceAccountNotFound: "notFound"
+            case .configurationExists: "conflict"
             case .unavailable: "backendError"
             case .internalError: "backendError"
             default: "invalid"

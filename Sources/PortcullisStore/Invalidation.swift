@@ -11,17 +11,24 @@ public enum InvalidationEvent: Sendable, Equatable {
     case signingKeys(tenantId: String?)
     /// A user's revocation watermark or disabled flag changed.
     case user(tenantId: String?, uid: String)
+    /// A tenant's (`nil`: the project users') identity-provider configurations changed.
+    case identityProviders(tenantId: String?)
+    /// A tenant's (`nil`: the project users') custom-token service accounts changed.
+    case serviceAccounts(tenantId: String?)
 
     /// The one channel every instance listens on.
     public static let channel = "portcullis_invalidation"
 
-    /// The NOTIFY payload: `tenant:<version>:<id>`, `project:<version>`, `keys:0:<tenant>`, `user:<tenant>:<uid>`.
+    /// The NOTIFY payload: `tenant:<version>:<id>`, `project:<version>`, `keys:0:<tenant>`,
+    /// `idp:0:<tenant>`, `sa:0:<tenant>`, `user:<tenant>:<uid>`.
     public var payload: String {
         switch self {
         case .tenant(let id, let version): "tenant:\(version):\(id)"
         case .projectConfig(let version): "project:\(version)"
         case .signingKeys(let tenantId): "keys:0:\(tenantId ?? "")"
         case .user(let tenantId, let uid): "user:\(tenantId ?? ""):\(uid)"
+        case .identityProviders(let tenantId): "idp:0:\(tenantId ?? "")"
+        case .serviceAccounts(let tenantId): "sa:0:\(tenantId ?? "")"
         }
     }
 
@@ -36,6 +43,8 @@ public enum InvalidationEvent: Sendable, Equatable {
         guard let version = Int64(parts[1]) else { return nil }
         switch parts[0] {
         case "keys" where parts.count == 3: self = .signingKeys(tenantId: parts[2].isEmpty ? nil : String(parts[2]))
+        case "idp" where parts.count == 3: self = .identityProviders(tenantId: parts[2].isEmpty ? nil : String(parts[2]))
+        case "sa" where parts.count == 3: self = .serviceAccounts(tenantId: parts[2].isEmpty ? nil : String(parts[2]))
         case "tenant" where parts.count == 3: self = .tenant(id: String(parts[2]), version: version)
         case "project" where parts.count == 2: self = .projectConfig(version: version)
         default: return nil

@@ -120,6 +120,8 @@ public struct TenantRepository: Sendable {
             try await connection.query("DELETE FROM refresh_sessions WHERE tenant_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM users WHERE tenant_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM signing_keys WHERE tenant_id = \(id)", logger: logger)
+            try await connection.query("DELETE FROM identity_providers WHERE tenant_id = \(id)", logger: logger)
+            try await connection.query("DELETE FROM service_accounts WHERE tenant_id = \(id)", logger: logger)
             try await AuditLogRepository.record(
                 AuditEntry(
                     tenantId: id, actor: actor, action: "tenant.delete", target: "tenants/\(id)",

@@ -119,7 +119,7 @@ public final class TenantSettingsCache: InvalidationSubscriber {
                 if let cached = state.project, cached.version >= version { return }
                 state.generation &+= 1
                 state.project = nil
-            case .signingKeys, .user:
+            case .signingKeys, .user, .identityProviders, .serviceAccounts:
                 return
             }
         }

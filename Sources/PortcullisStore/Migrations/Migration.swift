@@ -12,7 +12,9 @@ public struct Migration: Sendable {
     public let statements: [String]
 
     /// Every migration, in order.
-    public static let all: [Migration] = [.foundation, .accounts, .refreshSessions, .userProviders, .preciseRevocation]
+    public static let all: [Migration] = [
+        .foundation, .accounts, .refreshSessions, .userProviders, .preciseRevocation, .federation,
+    ]
 
     /// The version a current schema has.
     public static var latestVersion: Int { all.last?.version ?? 0 }
