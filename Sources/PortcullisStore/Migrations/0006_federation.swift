@@ -41,5 +41,6 @@ extension Migration {
             """,
             // Tokens without a `kid` name their signer only by email.
             "CREATE INDEX service_accounts_email ON service_accounts (tenant_id, client_email)",
+            "ALTER TABLE refresh_sessions ADD COLUMN developer_claims text",
         ])
 }
