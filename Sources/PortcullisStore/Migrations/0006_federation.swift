@@ -8,6 +8,8 @@ extension Migration {
     /// - `service_accounts`: the public halves of the keys that sign custom tokens, found
     ///   by `kid` (the service-account JSON's `private_key_id`) or, for SDKs that send no
     ///   `kid`, by the signer's email. The private half of a generated key is never stored.
+    /// - `refresh_sessions.developer_claims`: the `claims` of the custom token a session
+    ///   started with; every ID token of that session carries them, as in Firebase.
     static let federation = Migration(
         version: 6, name: "federation",
         statements: [
