@@ -124,8 +124,10 @@ public struct PortcullisServer: Sendable {
             abuse: configuration.abuseGuard, clock: configuration.clock)
         let adminAccounts = AdminAccountService(
             users: users, tenants: cache, revocation: revocation, passwords: passwords, clock: configuration.clock)
+        let identityProviders = IdentityProviderCache(
+            repository: IdentityProviderRepository(database: database, logger: logger))
         let listener = InvalidationListener(
-            database: database, subscribers: [cache, keyrings, revocation, verifiedTokens],
+            database: database, subscribers: [cache, keyrings, revocation, verifiedTokens, identityProviders],
             fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
         // Opened once migrations are current: the background services that need the tables wait on it.
         let schema = SchemaGate()
@@ -149,6 +151,12 @@ public struct PortcullisServer: Sendable {
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
         AdminKeyRoutes(service: adminKeys, projectId: configuration.projectId).register(on: admin)
         AuditRoutes(audit: AuditLogRepository(database: database, logger: logger)).register(on: admin)
+        IdentityProviderRoutes(
+            service: IdentityProviderAdminService(
+                repository: IdentityProviderRepository(database: database, logger: logger), cache: identityProviders,
+                tenants: cache),
+            projectId: configuration.projectId
+        ).register(on: admin)
         let legacyAdmin = router.group("admin/v2/projects/{project}").add(middleware: authenticator)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: legacyAdmin)
 

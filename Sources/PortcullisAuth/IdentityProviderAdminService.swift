@@ -1,0 +1,109 @@
+public import PortcullisCore
+public import PortcullisStore
+
+/// Administration of federated provider configurations: Identity Platform's
+/// `defaultSupportedIdpConfigs` (built-in providers) and `oauthIdpConfigs` (`oidc.*`).
+public struct IdentityProviderAdminService: Sendable {
+    let repository: IdentityProviderRepository
+    let cache: IdentityProviderCache
+    let tenants: TenantSettingsCache
+
+    /// Which admin resource a configuration belongs to.
+    public enum Kind: Sendable {
+        /// `defaultSupportedIdpConfigs`: `google.com`, `apple.com`, …
+        case builtIn
+        /// `oauthIdpConfigs`: `oidc.<name>`.
+        case oidc
+
+        /// Whether `providerId` is a configuration of this kind.
+        public func accepts(_ providerId: String) -> Bool {
+            switch self {
+            case .builtIn: IdentityProvider.builtIn.contains(providerId)
+            case .oidc: IdentityProvider.isOIDC(providerId)
+            }
+        }
+    }
+
+    /// A service over the repository, this instance's cache, and the tenants.
+    public init(repository: IdentityProviderRepository, cache: IdentityProviderCache, tenants: TenantSettingsCache) {
+        self.repository = repository
+        self.cache = cache
+        self.tenants = tenants
+    }
+
+    /// Creates `providerId`'s configuration from a request body.
+    ///
+    /// `INVALID_ARGUMENT` when the id is not one of `kind`'s (a built-in provider name, or
+    /// `oidc.` and 1–64 letters, digits, `-`, `_`, `.`); `CONFIGURATION_EXISTS` when it is
+    /// configured already.
+    public func create(kind: Kind, providerId: String?, tenantId: String?, body: JSONValue, actor: String) async throws
+        -> IdentityProvider
+    {
+        try await requireTenant(tenantId)
+        guard let providerId, kind.accepts(providerId) else {
+            throw AuthError(
+                .invalidArgument,
+                detail: kind == .builtIn
+                    ? "idpId must be one of \(IdentityProvider.builtIn.joined(separator: ", "))"
+                    : "oauthIdpConfigId must be oidc. followed by 1 to 64 letters, digits, '-', '_' or '.'")
+        }
+        let provider = try IdentityProvider(providerId: providerId, json: body)
+        try await repository.create(provider, tenantId: tenantId, actor: actor)
+        cache.forget(tenantId: tenantId)
+        return provider
+    }
+
+    /// The configuration; `CONFIGURATION_NOT_FOUND` when absent or of the other kind.
+    public func get(kind: Kind, providerId: String, tenantId: String?) async throws -> IdentityProvider {
+        try await requireTenant(tenantId)
+        guard kind.accepts(providerId), let provider = try await cache.provider(providerId, tenantId: tenantId) else {
+            throw AuthError(.configurationNotFound)
+        }
+        return provider
+    }
+
+    /// Every configuration of `kind` for the tenant, ordered by id.
+    public func list(kind: Kind, tenantId: String?) async throws -> [IdentityProvider] {
+        try await requireTenant(tenantId)
+        return try await repository.list(tenantId: tenantId).filter { kind.accepts($0.providerId) }
+    }
+
+    /// Applies a PATCH: the masked fields from `body`, or the whole resource when the mask
+    /// is empty (the client secret is kept unless the body or mask names it).
+    public func update(
+        kind: Kind, providerId: String, tenantId: String?, body: JSONValue, updateMask: String?, actor: String
+    ) async throws -> IdentityProvider {
+        try await requireTenant(tenantId)
+        let mask = try FieldMask(parsing: updateMask, allowed: IdentityProvider.maskablePaths)
+        let patch = body.camelCasedKeys()
+        guard kind.accepts(providerId),
+            let updated = try await repository.update(
+                tenantId: tenantId, providerId: providerId, actor: actor,
+                change: { current in
+                    var merged = mask.apply(patch, to: current.storedJSON)
+                    if mask.isEmpty, patch.value(at: ["clientSecret"]) == nil, let secret = current.clientSecret {
+                        merged.setValue(.string(secret), at: ["clientSecret"])
+                    }
+                    return try IdentityProvider(providerId: providerId, json: merged)
+                })
+        else { throw AuthError(.configurationNotFound) }
+        cache.forget(tenantId: tenantId)
+        return updated
+    }
+
+    /// Deletes the configuration; `CONFIGURATION_NOT_FOUND` when absent.
+    public func delete(kind: Kind, providerId: String, tenantId: String?, actor: String) async throws {
+        try await requireTenant(tenantId)
+        guard kind.accepts(providerId), try await repository.delete(tenantId: tenantId, providerId: providerId, actor: actor)
+        else { throw AuthError(.configurationNotFound) }
+        cache.forget(tenantId: tenantId)
+    }
+
+    private func requireTenant(_ tenantId: String?) async throws {
+        do {
+            _ = try await tenants.settings(tenantId: tenantId)
+        } catch let error as AuthError {
+            throw error.onResourcePath()
+        }
+    }
+}

@@ -1,0 +1,45 @@
+public import PortcullisCore
+
+/// Each tenant's provider configurations, in memory: every federated sign-in reads its
+/// provider here rather than from PostgreSQL.
+///
+/// Dropped per tenant on the `NOTIFY` every configuration write sends, and when the
+/// tenant is deleted; the listener's periodic flush is the safety net.
+public final class IdentityProviderCache: InvalidationSubscriber {
+    private let repository: IdentityProviderRepository
+    private let entries = GuardedCache<String, [String: IdentityProvider]>(capacity: 20_000)
+
+    /// A cache over the repository.
+    public init(repository: IdentityProviderRepository) {
+        self.repository = repository
+    }
+
+    /// The tenant's configuration of `providerId`, or `nil`.
+    public func provider(_ providerId: String, tenantId: String?) async throws -> IdentityProvider? {
+        try await providers(tenantId: tenantId)[providerId]
+    }
+
+    /// Every configuration of the tenant, by provider id.
+    public func providers(tenantId: String?) async throws -> [String: IdentityProvider] {
+        try await entries.value(for: tenantId ?? "") {
+            Dictionary(uniqueKeysWithValues: try await repository.list(tenantId: tenantId).map { ($0.providerId, $0) })
+        }
+    }
+
+    /// Drops a tenant's entry after this instance's own write (its `NOTIFY` echo arrives later).
+    public func forget(tenantId: String?) {
+        entries.invalidate(tenantId ?? "")
+    }
+
+    public func invalidate(_ event: InvalidationEvent) {
+        switch event {
+        case .identityProviders(let tenantId): entries.invalidate(tenantId ?? "")
+        case .tenant(let id, let version) where version == 0: entries.invalidate(id)
+        default: return
+        }
+    }
+
+    public func invalidateAll() {
+        entries.invalidateAll()
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+public import Logging
+public import PortcullisCore
+import PostgresNIO
+
+/// All SQL of the `identity_providers` table: one row per (tenant, provider); `''` is the
+/// project's own users. Every write is audited (without the client secret) and notifies
+/// every instance's ``IdentityProviderCache`` in its own transaction.
+public struct IdentityProviderRepository: Sendable {
+    let database: Database
+    let logger: Logger
+
+    /// A repository over the database.
+    public init(database: Database, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    private static let columns =
+        "provider_id, display_name, enabled, client_id, client_ids::text, issuer, jwks_uri, user_info_uri, client_secret"
+
+    /// Every provider configured for the tenant, ordered by id.
+    public func list(tenantId: String?) async throws -> [IdentityProvider] {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Self.columns) FROM identity_providers
+                WHERE tenant_id = \(tenantId ?? "") ORDER BY provider_id
+                """, logger: logger)
+            return try await Self.decode(rows)
+        }
+    }
+
+    /// Stores a new configuration: `CONFIGURATION_EXISTS` when the provider has one already,
+    /// `TENANT_NOT_FOUND` when the tenant is gone (its row is held `FOR SHARE`, as a user's
+    /// creation does, so a concurrent deletion either waits and takes this row along or came first).
+    public func create(_ provider: IdentityProvider, tenantId: String?, actor: String) async throws {
+        let tenant = tenantId ?? ""
+        do {
+            try await database.withTransaction { connection in
+                let rows = try await connection.query(
+                    """
+                    WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE)
+                    INSERT INTO identity_providers (tenant_id, provider_id, display_name, enabled, client_id, client_ids,
+                        issuer, jwks_uri, user_info_uri, client_secret)
+                    SELECT \(tenant), \(provider.providerId), \(provider.displayName), \(provider.enabled), \(provider.clientId),
+                        \(JSONValue.array(provider.clientIds.map(JSONValue.string)).serialized())::jsonb, \(provider.issuer),
+                        \(provider.jwksURI), \(provider.userInfoURI), \(provider.clientSecret)
+                    WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
+                    RETURNING provider_id
+                    """, logger: logger)
+                var inserted = false
+                for try await _ in rows { inserted = true }
+                guard inserted else { throw AuthError(.tenantNotFound) }
+                try await record("idp.create", provider.providerId, tenantId: tenantId, actor: actor, after: provider, on: connection)
+            }
+        } catch is UniqueViolation {
+            throw AuthError(.configurationExists)
+        }
+    }
+
+    /// Applies `change` to the stored configuration under its row lock; `nil` when absent.
+    public func update(
+        tenantId: String?, providerId: String, actor: String,
+        change: @Sendable (IdentityProvider) throws -> IdentityProvider
+    ) async throws -> IdentityProvider? {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Self.columns) FROM identity_providers
+                WHERE tenant_id = \(tenantId ?? "") AND provider_id = \(providerId) FOR UPDATE
+                """, logger: logger)
+            guard let before = try await Self.decode(rows).first else { return nil }
+            let after = try change(before)
+            try await connection.query(
+                """
+                UPDATE identity_providers SET display_name = \(after.displayName), enabled = \(after.enabled),
+                    client_id = \(after.clientId),
+                    client_ids = \(JSONValue.array(after.clientIds.map(JSONValue.string)).serialized())::jsonb,
+                    issuer = \(after.issuer), jwks_uri = \(after.jwksURI), user_info_uri = \(after.userInfoURI),
+                    client_secret = \(after.clientSecret), updated_at = now()
+                WHERE tenant_id = \(tenantId ?? "") AND provider_id = \(providerId)
+                """, logger: logger)
+            try await record("idp.update", providerId, tenantId: tenantId, actor: actor, before: before, after: after, on: connection)
+            return after
+        }
+    }
+
+    /// Deletes the configuration; `false` when there was none.
+    public func delete(tenantId: String?, providerId: String, actor: String) async throws -> Bool {
+        try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                """
+                DELETE FROM identity_providers WHERE tenant_id = \(tenantId ?? "") AND provider_id = \(providerId)
+                RETURNING \(unescaped: Self.columns)
+                """, logger: logger)
+            guard let before = try await Self.decode(rows).first else { return false }
+            try await record("idp.delete", providerId, tenantId: tenantId, actor: actor, before: before, on: connection)
+            return true
+        }
+    }
+
+    /// Audits a change (never with the secret) and tells every instance's cache.
+    private func record(
+        _ action: String, _ providerId: String, tenantId: String?, actor: String, before: IdentityProvider? = nil,
+        after: IdentityProvider? = nil, on connection: PostgresConnection
+    ) async throws {
+        let target = (tenantId.map { "tenants/\($0)/" } ?? "") + "idpConfigs/\(providerId)"
+        try await AuditLogRepository.record(
+            AuditEntry(tenantId: tenantId, actor: actor, action: action, target: target, before: before?.json, after: after?.json),
+            on: connection, logger: logger)
+        try await InvalidationEvent.identityProviders(tenantId: tenantId).send(on: connection, logger: logger)
+    }
+
+    private static func decode(_ rows: PostgresRowSequence) async throws -> [IdentityProvider] {
+        var providers: [IdentityProvider] = []
+        for try await (id, name, enabled, clientId, clientIds, issuer, jwks, userInfo, secret) in rows.decode(
+            (String, String?, Bool, String, String, String?, String?, String?, String?).self)
+        {
+            let audiences: [String]
+            if case .array(let items) = try JSONValue.parse(Array(clientIds.utf8)) {
+                audiences = items.compactMap { if case .string(let text) = $0 { text } else { nil } }
+            } else {
+                audiences = []
+            }
+            providers.append(
+                IdentityProvider(
+                    providerId: id, displayName: name, enabled: enabled, clientId: clientId, clientIds: audiences,
+                    issuer: issuer, jwksURI: jwks, userInfoURI: userInfo, clientSecret: secret))
+        }
+        return providers
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import PortcullisCore
+import Testing
+
+@Suite("Email trust")
+struct EmailTrustTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let provider: String
+        let email: String
+        var claim: Bool? = nil
+        let trusted: Bool
+        let verified: Bool
+        var testDescription: String { "\(provider) \(email) claim=\(claim.map(String.init) ?? "–")" }
+    }
+
+    static let tenantDomains = [
+        TenantSettings.TrustedEmailDomain(providerId: "google.com", domain: "corp.example"),
+        TenantSettings.TrustedEmailDomain(providerId: "oidc.corp", domain: "corp.example"),
+    ]
+
+    @Test(
+        "every provider and domain of DESIGN §1, and tenant-added pairs",
+        arguments: [
+            // Google: Gmail and Googlemail only.
+            Case(provider: "google.com", email: "a@gmail.com", trusted: true, verified: true),
+            Case(provider: "google.com", email: "a@GMAIL.com", claim: true, trusted: true, verified: true),
+            Case(provider: "google.com", email: "a@googlemail.com", trusted: true, verified: true),
+            Case(provider: "google.com", email: "a@gmail.com", claim: false, trusted: true, verified: false),
+            Case(provider: "google.com", email: "a@example.com", claim: true, trusted: false, verified: false),
+            Case(provider: "google.com", email: "a@yahoo.com", claim: true, trusted: false, verified: false),
+            // Yahoo: Yahoo Mail only.
+            Case(provider: "yahoo.com", email: "a@yahoo.com", trusted: true, verified: true),
+            Case(provider: "yahoo.com", email: "a@yahoo.com", claim: false, trusted: true, verified: false),
+            Case(provider: "yahoo.com", email: "a@gmail.com", claim: true, trusted: false, verified: false),
+            // Microsoft: Outlook and Hotmail only.
+            Case(provider: "microsoft.com", email: "a@outlook.com", trusted: true, verified: true),
+            Case(provider: "microsoft.com", email: "a@hotmail.com", claim: true, trusted: true, verified: true),
+            Case(provider: "microsoft.com", email: "a@contoso.com", claim: true, trusted: false, verified: false),
+            // Apple: always.
+            Case(provider: "apple.com", email: "x@privaterelay.appleid.com", trusted: true, verified: true),
+            Case(provider: "apple.com", email: "a@example.com", claim: true, trusted: true, verified: true),
+            Case(provider: "apple.com", email: "a@example.com", claim: false, trusted: true, verified: false),
+            // Never trusted, whatever they claim.
+            Case(provider: "facebook.com", email: "a@gmail.com", claim: true, trusted: false, verified: false),
+            Case(provider: "github.com", email: "a@github.com", claim: true, trusted: false, verified: false),
+            Case(provider: "twitter.com", email: "a@twitter.com", claim: true, trusted: false, verified: false),
+            Case(provider: "oidc.other", email: "a@corp.example", claim: true, trusted: false, verified: false),
+            Case(provider: "password", email: "a@gmail.com", claim: true, trusted: false, verified: false),
+            // Tenant-added pairs.
+            Case(provider: "google.com", email: "a@corp.example", trusted: true, verified: true),
+            Case(provider: "google.com", email: "a@CORP.example", claim: false, trusted: true, verified: false),
+            Case(provider: "oidc.corp", email: "a@corp.example", claim: true, trusted: true, verified: true),
+            Case(provider: "oidc.corp", email: "a@gmail.com", claim: true, trusted: false, verified: false),
+            Case(provider: "github.com", email: "a@corp.example", claim: true, trusted: false, verified: false),
+            // Not an address.
+            Case(provider: "apple.com", email: "no-at-sign", trusted: false, verified: false),
+            Case(provider: "google.com", email: "a@", trusted: false, verified: false),
+        ])
+    func trust(_ test: Case) {
+        #expect(EmailTrust.isTrusted(providerId: test.provider, email: test.email, tenantDomains: Self.tenantDomains) == test.trusted)
+        #expect(
+            EmailTrust.isVerified(
+                providerId: test.provider, email: test.email, claim: test.claim, tenantDomains: Self.tenantDomains)
+                == test.verified)
+    }
+
+    @Test("a tenant's pairs do not apply without it")
+    func tenantPairsAreTenantScoped() {
+        #expect(!EmailTrust.isTrusted(providerId: "google.com", email: "a@corp.example"))
+        #expect(!EmailTrust.isTrusted(providerId: "oidc.corp", email: "a@corp.example"))
+    }
+}
+
+@Suite("Account linking")
+struct AccountLinkingTests {
+    typealias Existing = AccountLinking.ExistingProvider
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let name: String
+        let existing: [Existing]
+        var emailVerified = false
+        let incoming: Bool
+        let expected: AccountLinking.Decision
+        var testDescription: String { name }
+    }
+
+    @Test(
+        "the four cases of DESIGN §1 and the password override",
+        arguments: [
+            Case(
+                name: "1: untrusted, then untrusted", existing: [Existing(providerId: "facebook.com", provesEmail: false)],
+                incoming: false, expected: .needConfirmation),
+            Case(
+                name: "2: trusted, then untrusted", existing: [Existing(providerId: "google.com", provesEmail: true)],
+                incoming: false, expected: .needConfirmation),
+            Case(
+                name: "3: untrusted, then trusted", existing: [Existing(providerId: "github.com", provesEmail: false)],
+                incoming: true, expected: .replace(unlinking: ["github.com"], removePassword: false)),
+            Case(
+                name: "4: trusted, then trusted", existing: [Existing(providerId: "google.com", provesEmail: true)],
+                incoming: true, expected: .link),
+            Case(
+                name: "unverified password, then trusted",
+                existing: [Existing(providerId: "password", provesEmail: false)],
+                incoming: true, expected: .replace(unlinking: [], removePassword: true)),
+            Case(
+                name: "unverified password and untrusted, then trusted",
+                existing: [
+                    Existing(providerId: "password", provesEmail: false), Existing(providerId: "facebook.com", provesEmail: false),
+                    Existing(providerId: "github.com", provesEmail: false),
+                ],
+                incoming: true, expected: .replace(unlinking: ["facebook.com", "github.com"], removePassword: true)),
+            Case(
+                name: "verified password, then trusted", existing: [Existing(providerId: "password", provesEmail: true)],
+                emailVerified: true, incoming: true, expected: .link),
+            Case(
+                name: "verified password, then untrusted", existing: [Existing(providerId: "password", provesEmail: true)],
+                emailVerified: true, incoming: false, expected: .needConfirmation),
+            Case(
+                name: "untrusted link on a verified email, then trusted",
+                existing: [Existing(providerId: "github.com", provesEmail: false)], emailVerified: true, incoming: true,
+                expected: .link),
+            Case(
+                name: "trusted beside untrusted, then trusted: nothing is removed",
+                existing: [
+                    Existing(providerId: "apple.com", provesEmail: true), Existing(providerId: "github.com", provesEmail: false),
+                ],
+                incoming: true, expected: .link),
+            Case(name: "no providers, unverified, then trusted", existing: [], incoming: true, expected: .replace(unlinking: [], removePassword: false)),
+            Case(name: "no providers, then untrusted", existing: [], incoming: false, expected: .needConfirmation),
+        ])
+    func decide(_ test: Case) {
+        #expect(
+            AccountLinking.decide(existing: test.existing, emailVerified: test.emailVerified, incomingProvesEmail: test.incoming)
+                == test.expected)
+    }
+
+    @Test("an account's providers are judged against its email")
+    func existingProviders() {
+        let user = User(
+            tenantId: nil, uid: "u", email: "a@gmail.com", emailVerified: false, hasPassword: true,
+            providers: [
+                ProviderLink(providerId: "password", federatedId: "a@gmail.com"),
+                ProviderLink(providerId: "google.com", federatedId: "g1"),
+                ProviderLink(providerId: "github.com", federatedId: "7"),
+            ], createdAt: .init(timeIntervalSince1970: 0))
+        #expect(
+            AccountLinking.existingProviders(of: user, tenantDomains: []) == [
+                Existing(providerId: "password", provesEmail: false), Existing(providerId: "google.com", provesEmail: true),
+                Existing(providerId: "github.com", provesEmail: false),
+            ])
+    }
+
+    @Test("the last way in cannot be removed")
+    func lastSignInMethod() {
+        let user = User(
+            tenantId: nil, uid: "u", email: "a@gmail.com",
+            providers: [
+                ProviderLink(providerId: "password", federatedId: "a@gmail.com"),
+                ProviderLink(providerId: "google.com", federatedId: "g1"),
+            ], createdAt: .init(timeIntervalSince1970: 0))
+        #expect(!AccountLinking.wouldRemoveLastSignInMethod(user, removing: ["google.com"]))
+        #expect(AccountLinking.wouldRemoveLastSignInMethod(user, removing: ["google.com", "password"]))
+        #expect(!AccountLinking.wouldRemoveLastSignInMethod(user, removing: ["facebook.com"]))
+    }
+}
