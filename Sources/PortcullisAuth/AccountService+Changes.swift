@@ -14,13 +14,19 @@ extension AccountService {
         public var profile: Profile
         /// `DISPLAY_NAME`, `PHOTO_URL` to clear.
         public var deleteAttributes: Set<String> = []
+        /// Provider ids to unlink (`password` removes the password).
+        public var deleteProviders: Set<String> = []
 
         /// Creates changes.
-        public init(email: String? = nil, password: String? = nil, profile: Profile = Profile(), deleteAttributes: Set<String> = []) {
+        public init(
+            email: String? = nil, password: String? = nil, profile: Profile = Profile(), deleteAttributes: Set<String> = [],
+            deleteProviders: Set<String> = []
+        ) {
             self.email = email
             self.password = password
             self.profile = profile
             self.deleteAttributes = deleteAttributes
+            self.deleteProviders = deleteProviders
         }
     }
 
@@ -33,8 +39,11 @@ extension AccountService {
     ) async throws -> (user: User, tokens: SessionTokens?) {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
+        var (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
         let profile = try changes.profile.validated()
+        if !changes.deleteProviders.isEmpty {
+            user = try await unlink(changes.deleteProviders, from: user)
+        }
         var update = UserUpdate()
         if let name = profile.displayName { update.displayName = .some(name) }
         if let photo = profile.photoURL { update.photoURL = .some(photo) }
@@ -57,6 +66,18 @@ extension AccountService {
         }
         let (updated, session) = try await applyCredentialChange(update, to: user, requiring: .enabled)
         return (updated, session)
+    }
+
+    /// Unlinks providers (`deleteProvider`); `INVALID_ARGUMENT` when that would leave the
+    /// account without any way to sign in, judged on the account as locked for the change.
+    private func unlink(_ providerIds: Set<String>, from user: User) async throws -> User {
+        let unlinked = try await links.unlink(providerIds, from: user.uid, tenantId: user.tenantId) { current throws(AuthError) in
+            if AccountLinking.wouldRemoveLastSignInMethod(current, removing: providerIds) {
+                throw AuthError(.invalidArgument, detail: "deleteProvider would remove the account's last sign-in method")
+            }
+        }
+        guard let unlinked else { throw try await Self.missing(user, in: users) }
+        return unlinked
     }
 
     /// Writes a change of email or password, with the revocation it implies, and starts the

@@ -11,6 +11,7 @@ public import PortcullisStore
 /// ``AdminAccountService``.
 public struct AccountService: Sendable {
     let users: UserRepository
+    let links: ProviderLinkRepository
     let tenants: TenantSettingsCache
     let tokens: TokenService
     let revocation: RevocationCache
@@ -20,10 +21,11 @@ public struct AccountService: Sendable {
 
     /// An account service.
     public init(
-        users: UserRepository, tenants: TenantSettingsCache, tokens: TokenService, revocation: RevocationCache,
+        users: UserRepository, links: ProviderLinkRepository, tenants: TenantSettingsCache, tokens: TokenService, revocation: RevocationCache,
         passwords: PasswordHashingService, abuse: AbuseGuard, clock: any WallClock = SystemClock()
     ) {
         self.users = users
+        self.links = links
         self.tenants = tenants
         self.tokens = tokens
         self.revocation = revocation

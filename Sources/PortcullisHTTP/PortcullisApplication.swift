@@ -119,8 +119,9 @@ public struct PortcullisServer: Sendable {
             successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens,
             projectId: configuration.projectId, publicURL: configuration.publicURL, clock: configuration.clock)
         let passwords = PasswordHashingService(defaultParameters: configuration.passwordHashing, pool: HashingPool())
+        let links = ProviderLinkRepository(database: database, logger: logger)
         let accounts = AccountService(
-            users: users, tenants: cache, tokens: tokens, revocation: revocation, passwords: passwords,
+            users: users, links: links, tenants: cache, tokens: tokens, revocation: revocation, passwords: passwords,
             abuse: configuration.abuseGuard, clock: configuration.clock)
         let adminAccounts = AdminAccountService(
             users: users, tenants: cache, revocation: revocation, passwords: passwords, clock: configuration.clock)

@@ -35,8 +35,10 @@ public struct UserRepository: Sendable {
     /// ``columns`` qualified by the table name, for statements joining other tables.
     static let qualifiedColumns = (plainColumns.map { "users." + $0 } + [providersColumn]).joined(separator: ", ")
 
-    /// Inserts a user with its `password` link, in one statement: `EMAIL_EXISTS` or
-    /// `DUPLICATE_LOCAL_ID` on a unique clash, `TENANT_NOT_FOUND` when the tenant is gone.
+    /// Inserts a user with its links (the `password` link, and a federated identity for a
+    /// federated sign-up), in one statement: `EMAIL_EXISTS`, `DUPLICATE_LOCAL_ID` or
+    /// `FEDERATED_USER_ID_ALREADY_LINKED` on a unique clash, `TENANT_NOT_FOUND` when the
+    /// tenant is gone.
     ///
     /// Users have no foreign key to tenants (project users have no tenant row), so the tenant
     /// row is held `FOR SHARE` as one would be: its deletion waits and takes the new user
@@ -44,7 +46,16 @@ public struct UserRepository: Sendable {
     public func create(_ user: User, passwordHash: String?) async throws -> User {
         var user = user
         user.syncPasswordLink()
-        let link = user.passwordLink
+        let links = JSONValue.array(
+            user.providers.map { link in
+                .object([
+                    "provider_id": .string(link.providerId), "federated_id": .string(link.federatedId),
+                    "email": link.email.map(JSONValue.string) ?? .null,
+                    "display_name": link.displayName.map(JSONValue.string) ?? .null,
+                    "photo_url": link.photoURL.map(JSONValue.string) ?? .null,
+                ])
+            }
+        ).serialized()
         let tenant = user.tenantId ?? ""
         do {
             return try await database.withConnection { [user] connection in
@@ -60,9 +71,10 @@ public struct UserRepository: Sendable {
                         WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
                         RETURNING \(unescaped: Self.columns)),
                     linked AS (
-                        INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)
-                        SELECT \(tenant), \(link?.providerId), \(link?.federatedId), created.uid, \(link?.email)
-                        FROM created WHERE \(link != nil))
+                        INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email, display_name, photo_url)
+                        SELECT \(tenant), l.provider_id, l.federated_id, created.uid, l.email, l.display_name, l.photo_url
+                        FROM created, json_to_recordset(\(links)::json)
+                            AS l(provider_id text, federated_id text, email text, display_name text, photo_url text))
                     SELECT * FROM created
                     """, logger: logger)
                 // The statement's snapshot predates its own link: the links are the ones just written.
@@ -73,7 +85,11 @@ public struct UserRepository: Sendable {
                 return created
             }
         } catch let violation as UniqueViolation {
-            throw AuthError(violation.constraint == "users_email_unique" ? .emailExists : .duplicateLocalId)
+            switch violation.constraint {
+            case "users_email_unique": throw AuthError(.emailExists)
+            case "user_providers_pkey": throw AuthError(.federatedUserIdAlreadyLinked)
+            default: throw AuthError(.duplicateLocalId)
+            }
         }
     }
 

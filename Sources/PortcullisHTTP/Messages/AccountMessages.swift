@@ -86,6 +86,8 @@ struct UpdateAccountRequest: Decodable, TenantScopedBody, ProfileBody {
     let photoUrl: String?
     /// `DISPLAY_NAME`, `PHOTO_URL`: attributes to clear.
     let deleteAttribute: [String]?
+    /// Providers to unlink (`password` removes the password).
+    let deleteProvider: [String]?
 }
 
 /// An answer that is only its `kind` (`accounts:delete`).

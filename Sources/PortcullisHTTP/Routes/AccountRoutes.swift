@@ -38,7 +38,7 @@ struct AccountRoutes {
                 idToken: body.idToken, tenantId: body.tenant,
                 changes: .init(
                     email: body.email, password: body.password, profile: body.profile,
-                    deleteAttributes: Set(body.deleteAttribute ?? [])))
+                    deleteAttributes: Set(body.deleteAttribute ?? []), deleteProviders: Set(body.deleteProvider ?? [])))
             return UserAnswer(kind: "identitytoolkit#SetAccountInfoResponse", user: UserInfo(user), tokens: tokens.map(TokenFields.init))
         }
         group.post("accounts:delete") { request, context in

@@ -1,0 +1,187 @@
+import Foundation
+public import PortcullisCore
+public import PortcullisStore
+
+/// Checks an IdP credential (signature, issuer, audience, expiry, nonce, or the user-info
+/// answer for an access token) and says who it names.
+public protocol FederatedCredentialVerifier: Sendable {
+    /// The identity `credential` proves, or `INVALID_IDP_RESPONSE : <reason>`.
+    func verify(_ credential: FederatedCredential, with provider: IdentityProvider) async throws -> FederatedIdentity
+}
+
+/// `accounts:signInWithIdp`: sign-in, sign-up and linking with a federated identity
+/// (DESIGN.md §1). The decisions are Core's (``EmailTrust``, ``AccountLinking``,
+/// ``SelfServicePolicy``); this service verifies the credential and applies them, each
+/// change in one transaction.
+public struct FederatedSignInService: Sendable {
+    let tenants: TenantSettingsCache
+    let providers: IdentityProviderCache
+    let verifier: any FederatedCredentialVerifier
+    let users: UserRepository
+    let links: ProviderLinkRepository
+    let accounts: AccountService
+    let tokens: TokenService
+    let revocation: RevocationCache
+    let clock: any WallClock
+
+    /// A service over its collaborators.
+    public init(
+        tenants: TenantSettingsCache, providers: IdentityProviderCache, verifier: any FederatedCredentialVerifier,
+        users: UserRepository, links: ProviderLinkRepository, accounts: AccountService, tokens: TokenService,
+        revocation: RevocationCache, clock: any WallClock = SystemClock()
+    ) {
+        self.tenants = tenants
+        self.providers = providers
+        self.verifier = verifier
+        self.users = users
+        self.links = links
+        self.accounts = accounts
+        self.tokens = tokens
+        self.revocation = revocation
+        self.clock = clock
+    }
+
+    /// What a federated sign-in did.
+    public struct Outcome: Sendable {
+        /// What the credential proved.
+        public let identity: FederatedIdentity
+        /// Whether the provider vouches for the identity's email (``EmailTrust``).
+        public let provesEmail: Bool
+        /// The account signed in to (for `needConfirmation`, the account that has the email).
+        public let user: User
+        /// Whether this sign-in created the account.
+        public let isNewUser: Bool
+        /// The session's tokens; `nil` with `needConfirmation`.
+        public let tokens: SessionTokens?
+
+        /// The account exists under another provider and may not be merged automatically:
+        /// the client must sign in with an existing method and link explicitly.
+        public var needConfirmation: Bool { tokens == nil }
+    }
+
+    /// Signs in with `credential`, or (with `idToken`) links it to that token's account.
+    public func signIn(tenantId: String?, credential: FederatedCredential, idToken: String?) async throws -> Outcome {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        guard let provider = try await providers.provider(credential.providerId, tenantId: tenantId), provider.enabled else {
+            throw AuthError(.operationNotAllowed, detail: "\(credential.providerId) is not enabled for this tenant")
+        }
+        let identity = try await verifier.verify(credential, with: provider)
+        let provesEmail =
+            identity.email.map {
+                EmailTrust.isVerified(
+                    providerId: identity.providerId, email: $0, claim: identity.emailVerifiedClaim,
+                    tenantDomains: settings.trustedEmailDomains)
+            } ?? false
+        let link = ProviderLink(
+            providerId: identity.providerId, federatedId: identity.federatedId, email: identity.email,
+            displayName: identity.displayName, photoURL: identity.photoURL)
+        if let idToken {
+            return try await linkExplicitly(link, identity: identity, provesEmail: provesEmail, idToken: idToken, tenantId: tenantId)
+        }
+        // A concurrent first sign-in of the same identity (or a sign-up taking the email) can
+        // win the race to create the account: the next round finds what it made.
+        for _ in 0..<3 {
+            if let outcome = try await signInExisting(link, identity: identity, provesEmail: provesEmail, tenantId: tenantId) {
+                return outcome
+            }
+            if let email = identity.email,
+                let outcome = try await signInByEmail(
+                    link, email: email, identity: identity, provesEmail: provesEmail, settings: settings, tenantId: tenantId)
+            {
+                return outcome
+            }
+            try SelfServicePolicy(settings: settings).authorizeSignUp(.federated)
+            let now = clock.now()
+            let user = User(
+                tenantId: tenantId, uid: AccountService.newUID(), email: identity.email, emailVerified: provesEmail,
+                displayName: identity.displayName, photoURL: identity.photoURL, providers: [link], createdAt: now.date,
+                lastLoginAt: now)
+            let created: User
+            do {
+                created = try await users.create(user, passwordHash: nil)
+            } catch let error as AuthError where [.federatedUserIdAlreadyLinked, .emailExists].contains(error.code) {
+                continue
+            }
+            guard let session = try await tokens.startSession(for: created, signInProvider: link.providerId, now: now)
+            else { throw AuthError(.userNotFound) }
+            return Outcome(identity: identity, provesEmail: provesEmail, user: created, isNewUser: true, tokens: session)
+        }
+        throw AuthError(.unavailable)
+    }
+
+    /// The identity is linked already: sign in to its account.
+    private func signInExisting(
+        _ link: ProviderLink, identity: FederatedIdentity, provesEmail: Bool, tenantId: String?
+    ) async throws -> Outcome? {
+        guard let (user, stored) = try await links.account(tenantId: tenantId, providerId: link.providerId, federatedId: link.federatedId)
+        else { return nil }
+        guard !user.disabled else { throw AuthError(.userDisabled) }
+        if stored != link { try await links.refresh(link, tenantId: tenantId) }
+        guard let session = try await tokens.startSession(for: user, signInProvider: link.providerId, now: clock.now()) else {
+            throw try await AccountService.missing(user, in: users)
+        }
+        return Outcome(identity: identity, provesEmail: provesEmail, user: user, isNewUser: false, tokens: session)
+    }
+
+    /// The identity is new but its email has an account: link, take over, or ask (``AccountLinking``).
+    private func signInByEmail(
+        _ link: ProviderLink, email: String, identity: FederatedIdentity, provesEmail: Bool, settings: TenantSettings,
+        tenantId: String?
+    ) async throws -> Outcome? {
+        let now = clock.now()
+        let domains = settings.trustedEmailDomains
+        let match = try await links.linkByEmail(
+            link, email: email, tenantId: tenantId, provesEmail: provesEmail,
+            profile: (identity.displayName, identity.photoURL), now: now
+        ) { user in
+            guard !user.disabled else { throw AuthError(.userDisabled) }
+            return AccountLinking.decide(
+                existing: AccountLinking.existingProviders(of: user, tenantDomains: domains), emailVerified: user.emailVerified,
+                incomingProvesEmail: provesEmail)
+        }
+        switch match {
+        case .noAccount:
+            return nil
+        case .needConfirmation(let user):
+            return Outcome(identity: identity, provesEmail: provesEmail, user: user, isNewUser: false, tokens: nil)
+        case .linked(let user, let replaced):
+            if replaced { revocation.forget(tenantId: tenantId, uid: user.uid) }
+            // After a takeover the new session starts after the revocation that ended the others.
+            guard
+                let session = try await tokens.startSession(
+                    for: user, signInProvider: link.providerId, now: max(now, user.validSince),
+                    validSince: replaced ? user.validSince : nil)
+            else { throw try await AccountService.missing(user, in: users, otherwise: AuthError(.tokenExpired)) }
+            return Outcome(identity: identity, provesEmail: provesEmail, user: user, isNewUser: false, tokens: session)
+        }
+    }
+
+    /// `signInWithIdp` with an `idToken`: links the identity to that token's account.
+    ///
+    /// `FEDERATED_USER_ID_ALREADY_LINKED` when another account has the identity,
+    /// `EMAIL_EXISTS` when another account has its email.
+    private func linkExplicitly(
+        _ link: ProviderLink, identity: FederatedIdentity, provesEmail: Bool, idToken: String, tenantId: String?
+    ) async throws -> Outcome {
+        let (user, _) = try await accounts.authenticate(idToken: idToken, tenantId: tenantId)
+        if let (owner, _) = try await links.account(tenantId: tenantId, providerId: link.providerId, federatedId: link.federatedId),
+            owner.uid != user.uid
+        {
+            throw AuthError(.federatedUserIdAlreadyLinked)
+        }
+        if let email = identity.email, let other = try await users.find(tenantId: tenantId, email: email)?.user,
+            other.uid != user.uid
+        {
+            throw AuthError(.emailExists)
+        }
+        guard
+            let linked = try await links.link(
+                link, to: user.uid, tenantId: tenantId, email: user.email == nil ? identity.email : nil, provesEmail: provesEmail)
+        else { throw try await AccountService.missing(user, in: users) }
+        guard let session = try await tokens.startSession(for: linked, signInProvider: link.providerId, now: clock.now()) else {
+            throw try await AccountService.missing(user, in: users)
+        }
+        return Outcome(identity: identity, provesEmail: provesEmail, user: linked, isNewUser: false, tokens: session)
+    }
+}
