@@ -21,7 +21,8 @@ public struct AccountService: Sendable {
 
     /// An account service.
     public init(
-        users: UserRepository, links: ProviderLinkRepository, tenants: TenantSettingsCache, tokens: TokenService, revocation: RevocationCache,
+        users: UserRepository, links: ProviderLinkRepository, tenants: TenantSettingsCache, tokens: TokenService,
+        revocation: RevocationCache,
         passwords: PasswordHashingService, abuse: AbuseGuard, clock: any WallClock = SystemClock()
     ) {
         self.users = users

@@ -36,7 +36,9 @@ public struct IdentityProviderAdminService: Sendable {
     /// `INVALID_ARGUMENT` when the id is not one of `kind`'s (a built-in provider name, or
     /// `oidc.` and 1–64 letters, digits, `-`, `_`, `.`); `CONFIGURATION_EXISTS` when it is
     /// configured already.
-    public func create(kind: Kind, providerId: String?, tenantId: String?, body: JSONValue, actor: String) async throws
+    public func create(
+        kind: Kind, providerId: String?, tenantId: String?, body: JSONValue, actor: String
+    ) async throws
         -> IdentityProvider
     {
         try await requireTenant(tenantId)

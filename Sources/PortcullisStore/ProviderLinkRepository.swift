@@ -119,7 +119,9 @@ public struct ProviderLinkRepository: Sendable {
                     return .noAccount
                 }
                 // The statement's snapshot predates this transaction's own link changes.
-                result.providers.removeAll { unlinking.contains($0.providerId) || (removePassword && $0.providerId == ProviderLink.password) }
+                result.providers.removeAll {
+                    unlinking.contains($0.providerId) || (removePassword && $0.providerId == ProviderLink.password)
+                }
                 result.providers.append(link)
                 if replacing {
                     try await InvalidationEvent.user(tenantId: tenantId, uid: user.uid).send(on: connection, logger: logger)

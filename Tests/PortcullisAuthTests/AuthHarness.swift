@@ -59,7 +59,8 @@ struct AuthHarness: Sendable {
         // Room for every racing hash at once: a refusal would be the pool's answer, not the rule's.
         let passwords = PasswordHashingService(defaultParameters: Self.hashing, pool: HashingPool(maximumPending: 1024))
         accounts = AccountService(
-            users: users, links: ProviderLinkRepository(database: database, logger: TestDatabase.logger), tenants: tenantCache, tokens: tokens, revocation: revocation, passwords: passwords,
+            users: users, links: ProviderLinkRepository(database: database, logger: TestDatabase.logger), tenants: tenantCache,
+            tokens: tokens, revocation: revocation, passwords: passwords,
             abuse: AbuseGuard(limits: abuse), clock: clock)
         adminAccounts = AdminAccountService(
             users: users, tenants: tenantCache, revocation: revocation, passwords: passwords, clock: clock)

@@ -126,7 +126,9 @@ struct AccountLinkingTests {
                     Existing(providerId: "apple.com", provesEmail: true), Existing(providerId: "github.com", provesEmail: false),
                 ],
                 incoming: true, expected: .link),
-            Case(name: "no providers, unverified, then trusted", existing: [], incoming: true, expected: .replace(unlinking: [], removePassword: false)),
+            Case(
+                name: "no providers, unverified, then trusted", existing: [], incoming: true,
+                expected: .replace(unlinking: [], removePassword: false)),
             Case(name: "no providers, then untrusted", existing: [], incoming: false, expected: .needConfirmation),
         ])
     func decide(_ test: Case) {
