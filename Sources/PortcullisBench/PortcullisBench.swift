@@ -12,6 +12,8 @@ import Synchronization
 ///     portcullis-bench sign ALG [threads] [seconds] ID tokens signed/s (RS256, ES256, EdDSA)
 ///     portcullis-bench rsa LIB OP [threads] [seconds] RSA-2048 RS256 signatures made (OP sign) or
 ///                                                     checked (OP verify)/s by LIB libcrypto or swift-crypto
+///     portcullis-bench custom-token KEY_FILE CLIENT_EMAIL KID UID [TENANT]
+///                                                     prints one custom token (``CustomTokenMinting``)
 ///
 /// `threads` defaults to every core, `seconds` to 5. The rate is printed alone.
 @main
@@ -33,6 +35,10 @@ enum PortcullisBench {
             let claims = sampleClaims()
             let now = SystemClock().now().seconds
             work = { _ = try? keyring.sign(claims, now: now) }
+        case "custom-token":
+            guard let token = CustomTokenMinting.mint(arguments) else { usage() }
+            print(token)
+            return
         case "rsa":
             guard arguments.count >= 2,
                 let rsa = try? RSAComparison.work(library: arguments[0], operation: arguments[1], claims: sampleClaims())
@@ -79,6 +85,7 @@ enum PortcullisBench {
                 """
                 usage: portcullis-bench scrypt [threads] [seconds] | sign RS256|ES256|EdDSA [threads] [seconds]
                        | rsa libcrypto|swift-crypto sign|verify [threads] [seconds]
+                       | custom-token KEY_FILE CLIENT_EMAIL KID UID [TENANT]
 
                 """.utf8))
         exit(64)

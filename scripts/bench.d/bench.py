@@ -2,8 +2,8 @@
 
 Environment (set by scripts/bench): BENCH_BIN (release bin dir), BENCH_PG_PORT,
 BENCH_PG_BIN, BENCH_WORK (scratch dir), BENCH_SECONDS (per wrk run), BENCH_ONLY (optional,
-comma-separated sections to run: sign_in, verify, refresh, toggle, memory; the
-anchors always run).
+comma-separated sections to run: sign_in, verify, refresh, federation, toggle, memory;
+the anchors always run; federation needs refresh, whose rate it is judged against).
 """
 import concurrent.futures
 import json
@@ -91,7 +91,9 @@ class Daemon:
             "PORTCULLIS_API_KEYS": API_KEY, "PORTCULLIS_MASTER_KEY_FILE": f"{WORK}/master.key",
             "PORTCULLIS_LOG_LEVEL": "warning", "PORTCULLIS_DATABASE_MAX_CONNECTIONS": "32",
             "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_ACCOUNT": "0", "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_IP": "0",
-            "PORTCULLIS_LIMITS_SIGN_UPS_PER_IP": "0",
+            "PORTCULLIS_LIMITS_SIGN_UPS_PER_IP": "0", "PORTCULLIS_PUBLIC_URL": self.base,
+            # The federation section's identity provider is another tenant of this daemon, on loopback.
+            "PORTCULLIS_OUTBOUND_ALLOWED_PRIVATE_NETWORKS": "127.0.0.0/8",
         }
         self.process = subprocess.Popen([f"{BIN}/portcullis", "serve"], env=dict(os.environ, **env),
                                         stderr=open(f"{WORK}/{name}.log", "w"))
@@ -190,6 +192,9 @@ def main():
     if wanted("refresh"):
         settle()
         refresh(end_user, rs256, es256)
+    if wanted("federation"):
+        settle()
+        federation(a, end_user, rs256, tenant("RS256"), auth)
     if wanted("toggle"):
         toggle(a, es256, auth)
     if wanted("memory"):
@@ -255,6 +260,48 @@ def refresh(end_user, rs256, es256):
         log(f"  {results[name]}")
 
 
+def federation(a, end_user, rs256, idp, auth):
+    """Federated sign-in of an existing user with a cached JWKS, and custom-token sign-in,
+    each judged against the refresh rate of the same tenant. The identity provider is
+    another RS256 tenant of the same daemon (its ID tokens are OIDC ID tokens, its JWKS is
+    served on loopback), configured for the measured tenant as `oidc.bench`."""
+    status, body = http("POST", f"{a.base}/v2/projects/{PROJECT}/tenants/{rs256}/oauthIdpConfigs?oauthIdpConfigId=oidc.bench", {
+        "enabled": True, "clientId": PROJECT, "issuer": f"{a.base}/{PROJECT}/tenants/{idp}",
+        "jwksUri": f"{a.base}/v1/projects/{PROJECT}/tenants/{idp}/jwks"}, auth)
+    assert status == 200, body
+    status, body = http("POST", f"{end_user}/accounts:signUp?key={API_KEY}",
+                        {"email": "federated@example.com", "password": "correct horse", "tenantId": idp})
+    assert status == 200, body
+    sign_in_body = json.dumps({"postBody": f"providerId=oidc.bench&id_token={body['idToken']}", "requestUri": "http://localhost",
+                               "returnSecureToken": True, "tenantId": rs256})
+    # The first sign-in creates the user and fills the JWKS cache; the measured ones find both.
+    status, body = http("POST", f"{end_user}/accounts:signInWithIdp?key={API_KEY}", sign_in_body.encode(),
+                        {"Content-Type": "application/json"})
+    assert status == 200 and body.get("isNewUser"), body
+    log("federated sign-in of an existing user (RS256 IdP token, cached JWKS), wrk -t2 -c16")
+    results["federated"] = wrk(f"{end_user}/accounts:signInWithIdp?key={API_KEY}", 2, 16, "post-json.lua",
+                               {"BENCH_BODY": sign_in_body})
+    log(f"  {results['federated']}")
+
+    # Custom tokens: a service account of the measured tenant, one token minted the way
+    # firebase-admin does (portcullis-bench custom-token), signed in with over and over.
+    status, body = http("POST", f"{a.base}/v2/projects/{PROJECT}/tenants/{rs256}/serviceAccounts", {"displayName": "bench"}, auth)
+    assert status == 200, body
+    account = body["serviceAccount"]
+    with open(f"{WORK}/service-account.pem", "w") as file:
+        file.write(account["private_key"])
+    token = run([f"{BIN}/portcullis-bench", "custom-token", f"{WORK}/service-account.pem", account["client_email"],
+                 account["private_key_id"], "bench-custom-user", rs256]).stdout.strip()
+    custom_body = json.dumps({"token": token, "tenantId": rs256, "returnSecureToken": True})
+    status, body = http("POST", f"{end_user}/accounts:signInWithCustomToken?key={API_KEY}", custom_body.encode(),
+                        {"Content-Type": "application/json"})
+    assert status == 200, body
+    log("custom-token sign-in of an existing user, wrk -t2 -c16")
+    results["custom_token"] = wrk(f"{end_user}/accounts:signInWithCustomToken?key={API_KEY}", 2, 16, "post-json.lua",
+                                  {"BENCH_BODY": custom_body})
+    log(f"  {results['custom_token']}")
+
+
 def toggle(a, es256, auth):
     log("toggle seen by a second instance (100 flips)")
     b = Daemon(int(os.environ["BENCH_PORT_B"]), "b")
@@ -309,6 +356,8 @@ def report():
         lambda: ("refresh ES256, -c16", f"{r['refresh_es256']['rate']:.0f}/s", f"{r['refresh_es256']['rate'] / r['pgbench']:.2f} × pgbench", "≥ 0.6", r["refresh_es256"]["rate"] / r["pgbench"] >= 0.6),
         lambda: ("refresh RS256 / ES256 against raw signing", "", f"{r['refresh_rs256']['rate'] / r['sign_RS256']:.2f} × / {r['refresh_es256']['rate'] / r['sign_ES256']:.2f} × ({r['sign_RS256']:.0f} / {r['sign_ES256']:.0f} tokens/s)", "(informational)", None),
         lambda: ("refresh RS256 / ES256 against autocommit statements", "", f"{r['refresh_rs256']['rate'] / r['pgbench_autocommit']:.2f} × / {r['refresh_es256']['rate'] / r['pgbench_autocommit']:.2f} × ({r['pgbench_autocommit']:.0f} TPS)", "(informational)", None),
+        lambda: ("federated sign-in, existing user, cached JWKS, -c16", f"{r['federated']['rate']:.0f}/s", f"{r['federated']['rate'] / r['refresh_rs256']['rate']:.2f} × refresh RS256 of the same tenant", "≥ 0.5", r["federated"]["rate"] / r["refresh_rs256"]["rate"] >= 0.5),
+        lambda: ("custom-token sign-in, existing user, -c16", f"{r['custom_token']['rate']:.0f}/s", f"{r['custom_token']['rate'] / r['refresh_rs256']['rate']:.2f} × refresh RS256 of the same tenant", "≥ 0.5", r["custom_token"]["rate"] / r["refresh_rs256"]["rate"] >= 0.5),
         lambda: ("idle RSS, 10,000 tenants loaded", f"{r['rss_mb']:.1f} MB", "", "< 100 MB", r["rss_mb"] < 100),
         lambda: ("toggle seen by instance B", f"p99 {r['toggle_p99_ms']:.1f} ms", f"p50 {r['toggle_p50_ms']:.1f} ms", "p99 < 1 s", r["toggle_p99_ms"] < 1000),
     ]
