@@ -124,8 +124,12 @@ public struct PortcullisServer: Sendable {
             abuse: configuration.abuseGuard, clock: configuration.clock)
         let adminAccounts = AdminAccountService(
             users: users, tenants: cache, revocation: revocation, passwords: passwords, clock: configuration.clock)
+        let serviceAccountRepository = ServiceAccountRepository(database: database, logger: logger)
+        let serviceAccountKeys = ServiceAccountKeyCache(accounts: serviceAccountRepository)
+        let customTokens = CustomTokenService(
+            users: users, tenants: cache, tokens: tokens, keys: serviceAccountKeys, clock: configuration.clock)
         let listener = InvalidationListener(
-            database: database, subscribers: [cache, keyrings, revocation, verifiedTokens],
+            database: database, subscribers: [cache, keyrings, revocation, verifiedTokens, serviceAccountKeys],
             fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
         // Opened once migrations are current: the background services that need the tables wait on it.
         let schema = SchemaGate()
@@ -149,6 +153,12 @@ public struct PortcullisServer: Sendable {
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
         AdminKeyRoutes(service: adminKeys, projectId: configuration.projectId).register(on: admin)
         AuditRoutes(audit: AuditLogRepository(database: database, logger: logger)).register(on: admin)
+        ServiceAccountRoutes(
+            service: ServiceAccountService(
+                accounts: serviceAccountRepository, tenants: cache, keys: serviceAccountKeys,
+                projectId: configuration.projectId),
+            projectId: configuration.projectId
+        ).register(on: admin)
         let legacyAdmin = router.group("admin/v2/projects/{project}").add(middleware: authenticator)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: legacyAdmin)
 
@@ -161,6 +171,7 @@ public struct PortcullisServer: Sendable {
             on: router.group("v1/projects/{project}").add(middleware: authenticator))
         let endUser = router.group("v1").add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
         AccountRoutes(accounts: accounts).register(on: endUser)
+        CustomTokenRoutes(customTokens: customTokens).register(on: endUser)
         TokenRoutes(tokens: tokens).register(on: endUser)
         VerifyRoutes(tokens: tokens, revocation: revocation).register(on: router)
 
