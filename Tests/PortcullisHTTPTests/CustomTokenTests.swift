@@ -3,7 +3,10 @@ import CryptoExtras
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import PortcullisAuth
 import PortcullisCore
+import PortcullisHTTP
+import PortcullisStore
 import PortcullisTestSupport
 import Testing
 
@@ -264,6 +267,45 @@ struct CustomTokenTests {
             try await Self.signIn(gateway, try signer.mint(uid: "fresh", kid: .some(nil))).expectEnvelope(
                 .badRequest, "INVALID_CUSTOM_TOKEN")
         }
+    }
+
+    @Test("a service account deleted on instance A stops signing in on instance B, which had its key cached, by NOTIFY")
+    func deletionReachesOtherInstances() async throws {
+        let settings = try await TestDatabase.create()
+        let a = try TestGateway.make(settings: settings)
+        let b = try TestGateway.make(settings: settings)
+        try await a.application.test(.router) { clientA in
+            try await b.application.test(.router) { clientB in
+                let key = try await a.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
+                try await Self.deletion(
+                    TestGateway(server: a, client: clientA, projectKey: key), TestGateway(server: b, client: clientB, projectKey: key))
+            }
+        }
+    }
+
+    private static func deletion(_ gatewayA: TestGateway, _ gatewayB: TestGateway) async throws {
+        // A change seen through B's listener proves LISTEN is up; B's periodic flush is an hour
+        // away, so what follows can only travel by NOTIFY.
+        let probe = try await gatewayA.createTenant()
+        let cacheB = gatewayB.server.tenantCache
+        _ = try await cacheB.settings(tenantId: probe)
+        try await gatewayA.patchTenant(probe, mask: "disableAuth", #"{"disableAuth":true}"#)
+        #expect(try await eventually { try await cacheB.settings(tenantId: probe).disableAuth } != nil)
+
+        let signer = try await TestSigner.create(gatewayA)
+        let withKid = try signer.mint(uid: "b-user")
+        let withoutKid = try signer.mint(uid: "b-user", kid: .some(nil))
+        _ = try Answer(try await signIn(gatewayB, withKid))
+        _ = try Answer(try await signIn(gatewayB, withoutKid))
+        #expect(try await gatewayA.send(.delete, "\(ServiceAccountTests.path(nil))/\(signer.keyId)").status == .ok)
+        let refused = try await eventually(within: .seconds(3)) { try await refuses(gatewayB, withKid) }
+        #expect(refused != nil)
+        try await signIn(gatewayB, withoutKid).expectEnvelope(.badRequest, "INVALID_CUSTOM_TOKEN")
+    }
+
+    static func refuses(_ gateway: TestGateway, _ token: String) async throws -> Bool {
+        let response = try await signIn(gateway, token)
+        return response.errorMessage?.hasPrefix("INVALID_CUSTOM_TOKEN") ?? false
     }
 
     @Test("50 concurrent first sign-ins of one uid make one user: every one succeeds, exactly one is new")
