@@ -172,7 +172,10 @@ struct CustomTokenTests {
                     "expired", try signer.mint(uid: "u", ["iat": .integer(now - 3700), "exp": .integer(now - 100)]), nil,
                     "INVALID_CUSTOM_TOKEN"
                 ),
-                ("exp beyond iat + 1 h", try signer.mint(uid: "u", ["exp": .integer(now + 3601)]), nil, "INVALID_CUSTOM_TOKEN"),
+                (
+                    "exp beyond iat + 1 h", try signer.mint(uid: "u", ["iat": .integer(now), "exp": .integer(now + 3601)]), nil,
+                    "INVALID_CUSTOM_TOKEN"
+                ),
                 (
                     "iat in the future", try signer.mint(uid: "u", ["iat": .integer(now + 300), "exp": .integer(now + 600)]), nil,
                     "INVALID_CUSTOM_TOKEN"
@@ -243,6 +246,24 @@ struct CustomTokenTests {
             let own = TestSigner(keyId: keyId, email: "backend@example.com", privateKey: key)
             #expect(try Answer(try await Self.signIn(gateway, try own.mint(uid: "own-1"))).isNewUser)
             #expect(try !Answer(try await Self.signIn(gateway, try own.mint(uid: "own-1", kid: .some(nil)))).isNewUser)
+        }
+    }
+
+    @Test("a custom-token user is no guest: its ID token cannot add a password without a recent sign-in, nor upgrade it")
+    func notAnonymous() async throws {
+        let clock = ManualClock()
+        try await TestGateway.run(configure: { $0.clock = clock }) { gateway in
+            _ = try await gateway.send(
+                .patch, "/v2/projects/\(TestGateway.projectId)/config?updateMask=allowPasswordSignup",
+                json: #"{"allowPasswordSignup":true}"#)
+            let signer = try await TestSigner.create(gateway)
+            let answer = try Answer(try await Self.signIn(gateway, try signer.mint(uid: "bare")))
+            try await gateway.endUser(
+                "accounts:signUp", ["idToken": .string(answer.idToken), "email": "bare@example.com", "password": "secret12"]
+            ).expectEnvelope(.badRequest, "EMAIL_EXISTS")
+            clock.advance(seconds: 301)
+            try await gateway.endUser("accounts:update", ["idToken": .string(answer.idToken), "password": "secret12"])
+                .expectEnvelope(.badRequest, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
         }
     }
 
