@@ -55,10 +55,11 @@ extension AccountService {
             }
             return (updated, nil)
         }
-        // The presented token's own auth_time is what the recent-login rule judges.
+        // The presented token's own auth_time is what the recent-login rule judges. Only a guest
+        // session is exempt: a custom-token user looks as bare, but can sign in again.
         try SessionPolicy.requireRecentSignIn(
             authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
-            anonymous: user.isAnonymous)
+            anonymous: user.isAnonymous && claims.signInProvider == "anonymous")
         if let email = changes.email { update.email = .some(try EmailAddress.validate(email)) }
         if let password = changes.password {
             try settings.passwordPolicy.check(password)

@@ -53,7 +53,9 @@ extension AccountService {
     ) async throws -> SignedIn {
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
-        guard user.isAnonymous else { throw AuthError(.emailExists) }
+        // A custom-token user has no email or provider either, but is no guest: its backend signs
+        // it in again at will. Only a guest session (`anonymous`) upgrades without a recent sign-in.
+        guard user.isAnonymous, claims.signInProvider == "anonymous" else { throw AuthError(.emailExists) }
         guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
         guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
         guard settings.allowPasswordSignup else { throw AuthError(.operationNotAllowed) }

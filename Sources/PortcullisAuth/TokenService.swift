@@ -47,8 +47,11 @@ public struct TokenService: Sendable {
     }
 
     /// Signs an ID token for `user`. `iat` is never before `authTime`.
+    ///
+    /// - Parameter developerClaims: a custom-token session's claims, beside the user's stored
+    ///   custom claims (the token's win where both name one).
     public func mintIDToken(
-        for user: User, authTime: Int64, signInProvider: String, now: Int64
+        for user: User, authTime: Int64, signInProvider: String, now: Int64, developerClaims: [String: JSONValue] = [:]
     ) async throws -> (token: String, lifetime: Int) {
         let settings = try await tenants.settings(tenantId: user.tenantId)
         let issuedAt = max(now, authTime)
@@ -57,7 +60,8 @@ public struct TokenService: Sendable {
             expiresAt: issuedAt + Int64(settings.idTokenLifetimeSeconds), authTime: authTime, email: user.email,
             emailVerified: user.email.map { _ in user.emailVerified }, name: user.displayName, picture: user.photoURL,
             signInProvider: signInProvider, identities: user.identities, tenantId: user.tenantId,
-            customClaims: user.customAttributes)
+            customClaims: developerClaims.isEmpty
+                ? user.customAttributes : user.customAttributes.merging(developerClaims) { _, developer in developer })
         let keyring = try await keyrings.keyring(tenantId: user.tenantId)
         return (try keyring.sign(claims.json, now: issuedAt), settings.idTokenLifetimeSeconds)
     }
@@ -74,26 +78,29 @@ public struct TokenService: Sendable {
     ///   - provenPassword: for a password sign-in, the email and hash it proved, which must
     ///     still be the user's.
     ///   - validSince: for a credential change, the watermark it set, which must still be the user's.
+    ///   - developerClaims: a custom token's `claims`, kept with the session for every ID token it mints.
     /// - Returns: `nil` when the user no longer qualifies: deleted, disabled, (with
     ///   `provenPassword`) its email or password changed since they were checked, or (with
     ///   `validSince`) revoked again since.
     public func startSession(
         for user: User, signInProvider: String, now: Timestamp, provenPassword: (email: String, hash: String)? = nil,
-        upgradedPasswordHash: String? = nil, validSince: Timestamp? = nil
+        upgradedPasswordHash: String? = nil, validSince: Timestamp? = nil, developerClaims: [String: JSONValue] = [:]
     ) async throws -> SessionTokens? {
         let refresh = RefreshToken.startSession(tenantId: user.tenantId)
         var (idToken, lifetime) = try await mintIDToken(
-            for: user, authTime: now.seconds, signInProvider: signInProvider, now: now.seconds)
+            for: user, authTime: now.seconds, signInProvider: signInProvider, now: now.seconds, developerClaims: developerClaims)
         guard
             let started = try await sessions.start(
                 SessionStart(
                     tenantId: user.tenantId, uid: user.uid, sessionId: refresh.sessionId, tokenHash: refresh.secretHash,
                     signInProvider: signInProvider, now: now, provenPassword: provenPassword,
-                    upgradedPasswordHash: upgradedPasswordHash, validSince: validSince))
+                    upgradedPasswordHash: upgradedPasswordHash, validSince: validSince,
+                    developerClaims: developerClaims.isEmpty ? nil : JSONValue.object(developerClaims).serialized()))
         else { return nil }
         if started.seconds != now.seconds {
             (idToken, lifetime) = try await mintIDToken(
-                for: user, authTime: started.seconds, signInProvider: signInProvider, now: now.seconds)
+                for: user, authTime: started.seconds, signInProvider: signInProvider, now: now.seconds,
+                developerClaims: developerClaims)
         }
         return SessionTokens(idToken: idToken, refreshToken: refresh.string, expiresIn: lifetime)
     }
@@ -114,7 +121,8 @@ public struct TokenService: Sendable {
             tenantId: token.tenantId, sessionId: token.sessionId, presentedHash: token.secretHash,
             successorHash: successor.secretHash, now: now, graceSeconds: settings.refreshTokenReuseGraceSeconds)
         let (idToken, lifetime) = try await mintIDToken(
-            for: user, authTime: session.authTime, signInProvider: session.signInProvider, now: now)
+            for: user, authTime: session.authTime, signInProvider: session.signInProvider, now: now,
+            developerClaims: session.developerClaims)
         return (SessionTokens(idToken: idToken, refreshToken: successor.string, expiresIn: lifetime), user)
     }
 

@@ -127,8 +127,13 @@ public struct PortcullisServer: Sendable {
             users: users, tenants: cache, revocation: revocation, passwords: passwords, clock: configuration.clock)
         let identityProviders = IdentityProviderCache(
             repository: IdentityProviderRepository(database: database, logger: logger))
+        let serviceAccountRepository = ServiceAccountRepository(database: database, logger: logger)
+        let serviceAccountKeys = ServiceAccountKeyCache(accounts: serviceAccountRepository)
+        let customTokens = CustomTokenService(
+            users: users, tenants: cache, tokens: tokens, keys: serviceAccountKeys, clock: configuration.clock)
         let listener = InvalidationListener(
-            database: database, subscribers: [cache, keyrings, revocation, verifiedTokens, identityProviders],
+            database: database,
+            subscribers: [cache, keyrings, revocation, verifiedTokens, identityProviders, serviceAccountKeys],
             fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
         // Opened once migrations are current: the background services that need the tables wait on it.
         let schema = SchemaGate()
@@ -158,6 +163,12 @@ public struct PortcullisServer: Sendable {
                 tenants: cache),
             projectId: configuration.projectId
         ).register(on: admin)
+        ServiceAccountRoutes(
+            service: ServiceAccountService(
+                accounts: serviceAccountRepository, tenants: cache, keys: serviceAccountKeys,
+                projectId: configuration.projectId),
+            projectId: configuration.projectId
+        ).register(on: admin)
         let legacyAdmin = router.group("admin/v2/projects/{project}").add(middleware: authenticator)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: legacyAdmin)
 
@@ -170,6 +181,7 @@ public struct PortcullisServer: Sendable {
             on: router.group("v1/projects/{project}").add(middleware: authenticator))
         let endUser = router.group("v1").add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
         AccountRoutes(accounts: accounts).register(on: endUser)
+        CustomTokenRoutes(customTokens: customTokens).register(on: endUser)
         TokenRoutes(tokens: tokens).register(on: endUser)
         VerifyRoutes(tokens: tokens, revocation: revocation).register(on: router)
 

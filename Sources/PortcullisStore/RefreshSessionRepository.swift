@@ -11,9 +11,19 @@ public struct RefreshSession: Sendable, Equatable {
     public let started: Timestamp
     /// `firebase.sign_in_provider` of that sign-in.
     public let signInProvider: String
+    /// The `claims` of the custom token the session started with: every ID token it mints
+    /// carries them. Empty for other sessions.
+    public var developerClaims: [String: JSONValue] = [:]
 
     /// `auth_time` of the session's ID tokens (kept by refreshes).
     public var authTime: Int64 { started.seconds }
+
+    /// Reads the `developer_claims` column (a JSON object's text, written only by
+    /// ``SessionStart``); anything else reads as none.
+    static func developerClaims(_ text: String?) -> [String: JSONValue] {
+        guard let text, case .object(let claims)? = try? JSONValue.parse(Array(text.utf8)) else { return [:] }
+        return claims
+    }
 }
 
 /// A sign-in about to become a session.
@@ -39,11 +49,14 @@ public struct SessionStart: Sendable {
     /// the session starts only if no revocation has moved it since (a concurrent change that
     /// came later holds, and ends this one's session as if it had started first).
     public var validSince: Timestamp?
+    /// A custom token's `claims` as a JSON object's text, kept for the session's refreshes.
+    public var developerClaims: String?
 
     /// A session start.
     public init(
         tenantId: String?, uid: String, sessionId: String, tokenHash: [UInt8], signInProvider: String, now: Timestamp,
-        provenPassword: (email: String, hash: String)? = nil, upgradedPasswordHash: String? = nil, validSince: Timestamp? = nil
+        provenPassword: (email: String, hash: String)? = nil, upgradedPasswordHash: String? = nil, validSince: Timestamp? = nil,
+        developerClaims: String? = nil
     ) {
         self.tenantId = tenantId
         self.uid = uid
@@ -54,6 +67,7 @@ public struct SessionStart: Sendable {
         self.provenPassword = provenPassword
         self.upgradedPasswordHash = upgradedPasswordHash
         self.validSince = validSince
+        self.developerClaims = developerClaims
     }
 }
 
@@ -211,20 +225,22 @@ public struct RefreshSessionRepository: Sendable {
             """
             SELECT s.token_hash = \(presented), s.previous_hash IS NOT DISTINCT FROM \(presented),
                 s.token_hash = \(ByteBuffer(bytes: successorHash)), s.issued_at, s.revoked, s.started_us, s.sign_in_provider,
-                \(unescaped: UserRepository.qualifiedColumns)
+                s.developer_claims, \(unescaped: UserRepository.qualifiedColumns)
             FROM refresh_sessions s JOIN users ON users.tenant_id = \(tenant) AND users.uid = s.uid
             WHERE s.tenant_id = \(tenant) AND s.session_id = \(sessionId)
             """, logger: logger)
         for try await row in rows {
-            let (isCurrent, isPrevious, successorIsCurrent, issuedAt, revoked, started, provider) = try row.decode(
-                (Bool, Bool, Bool, Int64, Bool, Int64, String).self)
-            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 7) else {
+            let (isCurrent, isPrevious, successorIsCurrent, issuedAt, revoked, started, provider, claims) = try row.decode(
+                (Bool, Bool, Bool, Int64, Bool, Int64, String, String?).self)
+            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 8) else {
                 return nil
             }
             return StoredSession(
                 presented: isCurrent ? .current : isPrevious ? .previous : .older, successorIsCurrent: successorIsCurrent,
                 issuedAt: issuedAt, revoked: revoked,
-                session: RefreshSession(uid: user.uid, started: Timestamp(microseconds: started), signInProvider: provider),
+                session: RefreshSession(
+                    uid: user.uid, started: Timestamp(microseconds: started), signInProvider: provider,
+                    developerClaims: RefreshSession.developerClaims(claims)),
                 user: user)
         }
         return nil

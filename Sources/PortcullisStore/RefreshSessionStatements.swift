@@ -7,7 +7,7 @@ extension RefreshSessionRepository {
     /// Every sign-in ends here: prepared once per connection, like the refresh.
     struct StartSession: PostgresPreparedStatement {
         // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
-        static let name = "portcullis_start_session_v3"
+        static let name = "portcullis_start_session_v4"
         static let sql = """
             WITH signed_in AS (
                 UPDATE users SET last_login_us = greatest($5, coalesce(last_login_us, 0)),
@@ -16,16 +16,19 @@ extension RefreshSessionRepository {
                   AND ($8::text IS NULL OR (password_hash = $8 AND email = $9))
                   AND ($10::int8 IS NULL OR valid_since_us = $10)
                 RETURNING last_login_us)
-            INSERT INTO refresh_sessions (tenant_id, session_id, uid, token_hash, issued_at, started_us, sign_in_provider)
-            SELECT $1, $2, $3, $4, $5 / 1000000, last_login_us, $6 FROM signed_in
+            INSERT INTO refresh_sessions (tenant_id, session_id, uid, token_hash, issued_at, started_us, sign_in_provider,
+                developer_claims)
+            SELECT $1, $2, $3, $4, $5 / 1000000, last_login_us, $6, $11 FROM signed_in
             RETURNING started_us
             """
-        static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .bytea, .int8, .text, .text, .text, .text, .int8]
+        static let bindingDataTypes: [PostgresDataType] = [
+            .text, .text, .text, .bytea, .int8, .text, .text, .text, .text, .int8, .text,
+        ]
 
         let start: SessionStart
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 10)
+            var bindings = PostgresBindings(capacity: 11)
             bindings.append(start.tenantId ?? "")
             bindings.append(start.sessionId)
             bindings.append(start.uid)
@@ -36,6 +39,7 @@ extension RefreshSessionRepository {
             bindings.append(start.provenPassword?.hash)
             bindings.append(start.provenPassword?.email)
             bindings.append(start.validSince?.microseconds)
+            bindings.append(start.developerClaims)
             return bindings
         }
 
@@ -50,7 +54,7 @@ extension RefreshSessionRepository {
     /// read, where the policy itself decides.
     struct RotateCurrentToken: PostgresPreparedStatement {
         // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
-        static let name = "portcullis_rotate_session_v2"
+        static let name = "portcullis_rotate_session_v3"
         static let sql = """
             WITH rotated AS (
                 UPDATE refresh_sessions SET previous_hash = token_hash, token_hash = $4, issued_at = $5
@@ -59,7 +63,8 @@ extension RefreshSessionRepository {
                   AND refresh_sessions.token_hash = $3 AND NOT refresh_sessions.revoked
                   AND users.tenant_id = $1 AND users.uid = refresh_sessions.uid
                   AND NOT users.disabled AND NOT (\(RefreshSessionRepository.revoked(session: "refresh_sessions", user: "users")))
-                RETURNING refresh_sessions.started_us, refresh_sessions.sign_in_provider, \(UserRepository.qualifiedColumns)),
+                RETURNING refresh_sessions.started_us, refresh_sessions.sign_in_provider, refresh_sessions.developer_claims,
+                    \(UserRepository.qualifiedColumns)),
             -- lastRefreshAt is kept to the minute: rewriting the user row on every refresh
             -- would double the write load for a timestamp nobody reads to the second.
             -- The uid as a scalar subquery, not a join: the row is then found by its primary
@@ -89,11 +94,14 @@ extension RefreshSessionRepository {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> (session: RefreshSession, user: User) {
-            let (started, provider) = try row.decode((Int64, String).self)
-            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 2) else {
+            let (started, provider, claims) = try row.decode((Int64, String, String?).self)
+            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 3) else {
                 throw AuthError(.internalError)
             }
-            return (RefreshSession(uid: user.uid, started: Timestamp(microseconds: started), signInProvider: provider), user)
+            let session = RefreshSession(
+                uid: user.uid, started: Timestamp(microseconds: started), signInProvider: provider,
+                developerClaims: RefreshSession.developerClaims(claims))
+            return (session, user)
         }
     }
 }

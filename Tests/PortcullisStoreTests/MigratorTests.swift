@@ -24,8 +24,8 @@ struct MigratorTests {
             }
             #expect(
                 tables == [
-                    "admin_keys", "audit_log", "project_config", "refresh_sessions", "schema_migrations", "signing_keys", "tenants",
-                    "user_providers", "users",
+                    "admin_keys", "audit_log", "identity_providers", "project_config", "refresh_sessions", "schema_migrations",
+                    "service_accounts", "signing_keys", "tenants", "user_providers", "users",
                 ])
         }
     }

@@ -1,0 +1,146 @@
+import Foundation
+public import PortcullisCore
+import PortcullisCrypto
+public import PortcullisStore
+
+/// `accounts:signInWithCustomToken`: a customer's backend vouches for a uid with a JWT
+/// signed by one of its service accounts (DESIGN.md §3).
+///
+/// The verifying key is looked up by the header's `kid` when it has one (an unknown `kid`
+/// is refused, never retried by email), else by the `iss` email (several SDKs send no
+/// `kid`). Keys are searched in the request's tenant, then the tenant the token names,
+/// then the project: a token another tenant's service account signed is then recognised
+/// and refused as `TENANT_ID_MISMATCH` rather than as an unknown key. What the verified
+/// claims must say is ``CustomTokenPolicy``.
+///
+/// The sign-in is admin-sanctioned: it creates the user when the uid is new (with an empty
+/// profile) even when the tenant disables self-service sign-up. The token's `claims` go
+/// into every ID token of the session it starts, refreshes included; where they and the
+/// user's stored custom claims name the same claim, the token's win (it is the newer word
+/// of the same backend).
+public struct CustomTokenService: Sendable {
+    let users: UserRepository
+    let tenants: TenantSettingsCache
+    let tokens: TokenService
+    let keys: ServiceAccountKeyCache
+    let clock: any WallClock
+
+    /// A custom-token service.
+    public init(
+        users: UserRepository, tenants: TenantSettingsCache, tokens: TokenService, keys: ServiceAccountKeyCache,
+        clock: any WallClock = SystemClock()
+    ) {
+        self.users = users
+        self.tenants = tenants
+        self.tokens = tokens
+        self.keys = keys
+        self.clock = clock
+    }
+
+    /// A custom-token sign-in's outcome.
+    public struct SignedIn: Sendable {
+        /// The user signed in.
+        public let user: User
+        /// The session's tokens.
+        public let tokens: SessionTokens
+        /// Whether this sign-in created the user.
+        public let isNewUser: Bool
+    }
+
+    /// The signer names `custom`, as Firebase's ID tokens do.
+    public static let signInProvider = "custom"
+
+    /// Verifies `token` and signs its uid in.
+    ///
+    /// - Throws: `MISSING_CUSTOM_TOKEN`, `INVALID_CUSTOM_TOKEN` (malformed, not RS256, unknown
+    ///   key, bad signature, and ``CustomTokenPolicy``'s rules), `CREDENTIAL_MISMATCH`,
+    ///   `TENANT_ID_MISMATCH`, the custom-claim codes, `USER_DISABLED`, and the tenant's
+    ///   `TENANT_NOT_FOUND` / `PROJECT_DISABLED`.
+    public func signIn(token: String?, tenantId: String?) async throws -> SignedIn {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        guard let token, !token.isEmpty else { throw AuthError(.missingCustomToken) }
+        guard let jws = ForeignJWS(token) else {
+            throw AuthError(.invalidCustomToken, detail: "Invalid assertion format. 3 dot separated segments required.")
+        }
+        // Only RS256: `none`, HMAC (keyed with a public key an attacker knows) and the rest never verify.
+        guard jws.algorithm == "RS256" else { throw AuthError(.invalidCustomToken, detail: "The custom token must be signed with RS256") }
+        let candidates = try await candidateKeys(for: jws, requestTenantId: tenantId)
+        guard let signer = candidates.first(where: { jws.isSigned(by: $0.key) }) else {
+            throw AuthError(.invalidCustomToken, detail: "The custom token's signature does not verify")
+        }
+        let now = clock.now()
+        let accepted = try CustomTokenPolicy.accept(
+            jws.claims, signer: .init(email: signer.account.clientEmail, tenantId: signer.account.tenantId),
+            requestTenantId: tenantId, now: now.seconds)
+        return try await startSession(uid: accepted.uid, tenantId: tenantId, developerClaims: accepted.developerClaims, now: now)
+    }
+
+    /// The keys that may have signed `jws`: the one its `kid` names, or those of its `iss`.
+    private func candidateKeys(for jws: ForeignJWS, requestTenantId: String?) async throws -> [ServiceAccountKeyCache.Entry] {
+        let scopes = try await scopes(requestTenantId: requestTenantId, claimed: jws.claims["tenant_id"])
+        if let kid = jws.kid {
+            for scope in scopes {
+                if let entry = try await keys.key(tenantId: scope, kid: kid) { return [entry] }
+            }
+            throw AuthError(.invalidCustomToken, detail: "No service account has the key the custom token names (kid)")
+        }
+        guard case .string(let issuer)? = jws.claims["iss"], !issuer.isEmpty else {
+            throw AuthError(.invalidCustomToken, detail: "A custom token without kid must name its signer (iss)")
+        }
+        var found: [ServiceAccountKeyCache.Entry] = []
+        for scope in scopes { found += try await keys.keys(tenantId: scope, email: issuer) }
+        guard !found.isEmpty else {
+            throw AuthError(.invalidCustomToken, detail: "No service account has the signer the custom token names (iss)")
+        }
+        return found
+    }
+
+    /// Where keys are searched: the request's tenant, the token's own tenant if it names
+    /// another existing one (unverified yet: it only picks where to look, the signature and
+    /// the policy still decide), then the project.
+    private func scopes(requestTenantId: String?, claimed: JSONValue?) async throws -> [String?] {
+        var scopes: [String?] = [requestTenantId]
+        if case .string(let id)? = claimed, id != requestTenantId, TenantID.isValid(id) {
+            do {
+                _ = try await tenants.settings(tenantId: id)
+                scopes.append(id)
+            } catch let error as AuthError where error.code == .tenantNotFound {
+                // A made-up tenant: nothing to look up (and no database round trip for it).
+            }
+        }
+        if requestTenantId != nil { scopes.append(nil) }
+        return scopes
+    }
+
+    /// Finds or creates the user, then starts a `custom` session carrying `developerClaims`.
+    private func startSession(
+        uid: String, tenantId: String?, developerClaims: [String: JSONValue], now: Timestamp
+    ) async throws -> SignedIn {
+        var isNewUser = false
+        var user: User
+        if let (existing, _) = try await users.find(tenantId: tenantId, uid: uid) {
+            user = existing
+        } else {
+            do {
+                user = try await users.create(
+                    User(tenantId: tenantId, uid: uid, createdAt: now.date, lastLoginAt: now), passwordHash: nil)
+                isNewUser = true
+            } catch let error as AuthError where error.code == .duplicateLocalId {
+                // A concurrent first sign-in of the same uid created it: this one signs in to it.
+                guard let (existing, _) = try await users.find(tenantId: tenantId, uid: uid) else { throw error }
+                user = existing
+            }
+        }
+        guard !user.disabled else { throw AuthError(.userDisabled) }
+        guard
+            let session = try await tokens.startSession(
+                for: user, signInProvider: Self.signInProvider, now: now, developerClaims: developerClaims)
+        else {
+            // Disabled or deleted between the read and the session.
+            let current = try await users.find(tenantId: tenantId, uid: uid)
+            throw AuthError(current?.user.disabled == true ? .userDisabled : .userNotFound)
+        }
+        return SignedIn(user: user, tokens: session, isNewUser: isNewUser)
+    }
+}

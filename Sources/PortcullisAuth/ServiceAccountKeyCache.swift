@@ -1,0 +1,74 @@
+public import PortcullisCore
+public import PortcullisCrypto
+public import PortcullisStore
+
+/// Each instance's copy of the service-account keys that verify custom tokens, found by
+/// (tenant, `kid`) or, for tokens without one, by (tenant, signer email); PEMs are parsed
+/// once per fill. Absences are cached too, so a stream of tokens naming made-up keys costs
+/// one lookup each, not one per request. A `NOTIFY` about a tenant's service accounts (or
+/// the tenant's deletion) drops that tenant's entries on every instance.
+public final class ServiceAccountKeyCache: InvalidationSubscriber {
+    /// A key ready to verify, with the account it belongs to.
+    public struct Entry: Sendable {
+        /// The service account.
+        public let account: ServiceAccount
+        /// Its public key, parsed.
+        public let key: VerificationKey
+    }
+
+    private enum Lookup: Hashable {
+        case kid(tenant: String, kid: String)
+        case email(tenant: String, email: String)
+
+        var tenant: String {
+            switch self {
+            case .kid(let tenant, _), .email(let tenant, _): tenant
+            }
+        }
+    }
+
+    private let accounts: ServiceAccountRepository
+    private let entries = GuardedCache<Lookup, [Entry]>(capacity: 100_000)
+
+    /// A cache in front of the service-account table.
+    public init(accounts: ServiceAccountRepository) {
+        self.accounts = accounts
+    }
+
+    /// The tenant's (`nil`: the project's) key with this `kid`, or `nil`.
+    public func key(tenantId: String?, kid: String) async throws -> Entry? {
+        try await entries.value(for: .kid(tenant: tenantId ?? "", kid: kid)) {
+            try await accounts.find(tenantId: tenantId, keyId: kid).flatMap(Self.entry).map { [$0] } ?? []
+        }.first
+    }
+
+    /// The tenant's (`nil`: the project's) keys of the signer with this email, oldest first.
+    public func keys(tenantId: String?, email: String) async throws -> [Entry] {
+        try await entries.value(for: .email(tenant: tenantId ?? "", email: email)) {
+            try await accounts.find(tenantId: tenantId, clientEmail: email).compactMap(Self.entry)
+        }
+    }
+
+    /// Forgets a tenant's keys this instance just changed (its own NOTIFY follows).
+    public func forget(tenantId: String?) {
+        let tenant = tenantId ?? ""
+        entries.invalidate { $0.tenant == tenant }
+    }
+
+    /// A stored key that no longer parses verifies nothing (it was checked when registered).
+    private static func entry(_ account: ServiceAccount) -> Entry? {
+        VerificationKey(rsaPEM: account.publicKeyPEM, kid: account.keyId).map { Entry(account: account, key: $0) }
+    }
+
+    public func invalidate(_ event: InvalidationEvent) {
+        switch event {
+        case .serviceAccounts(let tenantId): forget(tenantId: tenantId)
+        case .tenant(let id, let version) where version == 0: forget(tenantId: id)
+        default: return
+        }
+    }
+
+    public func invalidateAll() {
+        entries.invalidateAll()
+    }
+}
