@@ -35,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // Already in jwt-kit's graph (same spelling of the URL); base64url for tokens.
         .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
+        // Outbound HTTP: identity providers' JWKS and user-info (webhooks later).
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -72,14 +74,29 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "PortcullisOutbound",
+            dependencies: [
+                "PortcullisCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "PortcullisAuth",
             dependencies: [
                 "PortcullisCore",
                 "PortcullisCrypto",
                 "PortcullisStore",
+                "PortcullisOutbound",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // SHA-256 of federated sign-in nonces.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -121,7 +138,14 @@ let package = Package(
             name: "PortcullisTestSupport",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisCrypto",
                 "PortcullisStore",
+                // The fake identity provider: a real HTTP server on loopback with its own RSA key.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -167,11 +191,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PortcullisOutboundTests",
+            dependencies: ["PortcullisOutbound", "PortcullisCore", "PortcullisTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PortcullisAuthTests",
             dependencies: [
                 "PortcullisAuth",
                 "PortcullisCore",
                 "PortcullisCrypto",
+                "PortcullisOutbound",
                 "PortcullisStore",
                 "PortcullisTestSupport",
                 .product(name: "Logging", package: "swift-log"),

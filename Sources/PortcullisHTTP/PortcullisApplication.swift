@@ -42,6 +42,9 @@ public struct ServerConfiguration: Sendable {
     public var requestTimeout: Duration
     /// The time every service reads (tests set it by hand).
     public var clock: any WallClock
+    /// Networks outbound requests (IdP JWKS and user-info, webhooks) may reach although
+    /// private, loopback or link-local, over plain http too (`outbound.allowed_private_networks`).
+    public var outboundAllowedNetworks: [IPNetwork]
 
     /// Creates a configuration.
     public init(
@@ -49,7 +52,8 @@ public struct ServerConfiguration: Sendable {
         database: DatabaseSettings, apiKeys: [String] = [], cacheRefreshInterval: Duration = .seconds(60),
         masterKey: MasterKey, passwordHashing: ScryptParameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
         keyRotationPeriod: Duration = .seconds(30 * 86_400), jwksMaxAgeSeconds: Int = 300, trustedProxies: [IPNetwork] = [],
-        idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock = SystemClock()
+        idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock = SystemClock(),
+        outboundAllowedNetworks: [IPNetwork] = []
     ) {
         self.projectId = projectId
         self.publicURL = publicURL
@@ -67,6 +71,7 @@ public struct ServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
         self.clock = clock
+        self.outboundAllowedNetworks = outboundAllowedNetworks
     }
 }
 
