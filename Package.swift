@@ -37,6 +37,11 @@ let package = Package(
         .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         // Outbound HTTP: identity providers' JWKS and user-info (webhooks later).
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Already in async-http-client's graph: its TLS configuration (private CAs), and the
+        // certificates the fake identity provider's TLS tests make.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         .target(
@@ -81,6 +86,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -108,6 +114,10 @@ let package = Package(
                 "PortcullisStore",
                 "PortcullisAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -192,7 +202,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PortcullisOutboundTests",
-            dependencies: ["PortcullisOutbound", "PortcullisCore", "PortcullisTestSupport"],
+            dependencies: [
+                "PortcullisOutbound", "PortcullisCore", "PortcullisTestSupport",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

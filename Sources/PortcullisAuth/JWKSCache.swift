@@ -64,6 +64,9 @@ public actor JWKSCache {
     private let limits: Limits
     private var entries: [String: Entry] = [:]
     private var inFlight: [String: Task<Result<Entry, Unavailable>, Never>] = [:]
+    /// When an unknown `kid` last prompted a refetch of each URL, successful or not: the
+    /// rate limit holds while the provider is failing too.
+    private var refetchedAt: [String: Timestamp] = [:]
     /// Bounds memory when tenants configure many distinct JWKS URLs.
     private let maximumEntries = 1_024
 
@@ -79,20 +82,20 @@ public actor JWKSCache {
     /// `kid` is unknown (subject to ``Limits/refetchInterval``); an empty answer means the
     /// provider does not (yet) publish such a key.
     public func keys(url: String, kid: String?) async throws(Unavailable) -> [VerificationKey] {
-        var entry = try await current(url: url)
-        var matching = Self.keys(in: entry, kid: kid)
-        if matching.isEmpty, kid != nil,
-            clock.now() >= entry.fetchedAt.adding(seconds: limits.refetchInterval)
-        {
-            entry = try await fetch(url: url)
-            matching = Self.keys(in: entry, kid: kid)
-        }
-        return matching
+        let entry = try await current(url: url)
+        let matching = Self.keys(in: entry, kid: kid)
+        guard matching.isEmpty, kid != nil else { return matching }
+        let now = clock.now()
+        let last = max(entry.fetchedAt, refetchedAt[url] ?? entry.fetchedAt)
+        guard now >= last.adding(seconds: limits.refetchInterval) else { return [] }
+        refetchedAt[url] = now
+        return Self.keys(in: try await fetch(url: url), kid: kid)
     }
 
     /// Forgets every cached key set (tests; an operator's cache flush).
     public func removeAll() {
         entries.removeAll()
+        refetchedAt.removeAll()
     }
 
     private static func keys(in entry: Entry, kid: String?) -> [VerificationKey] {
@@ -118,7 +121,7 @@ public actor JWKSCache {
         inFlight[url] = nil
         if case .success(let entry) = result {
             if entries.count >= maximumEntries { evictExpired() }
-            if entries.count >= maximumEntries { entries.removeAll() }
+            if entries.count >= maximumEntries { removeAll() }
             entries[url] = entry
         }
         return try result.get()
@@ -127,6 +130,7 @@ public actor JWKSCache {
     private func evictExpired() {
         let now = clock.now()
         entries = entries.filter { now < $0.value.expiresAt }
+        refetchedAt = refetchedAt.filter { entries[$0.key] != nil }
     }
 
     /// One GET of the JWKS, read into keys with its lifetime.

@@ -1,3 +1,4 @@
+public import NIOSSL
 public import PortcullisCore
 
 extension OutboundHTTPClient {
@@ -15,17 +16,23 @@ extension OutboundHTTPClient {
         public var maximumBodySize: Int
         /// The `User-Agent` sent unless the caller sets one (GitHub's API requires one).
         public var userAgent: String
+        /// TLS settings; `nil`: the system's trust roots. An operator whose identity provider
+        /// has a certificate from a private CA sets trust roots here. Whatever it says, the
+        /// certificate is checked against the URL's host name, not the pinned address.
+        public var tlsConfiguration: TLSConfiguration?
 
         /// Limits; the defaults suit JWKS and user-info calls (3 s connect, 5 s in all, 1 MiB).
         public init(
             policy: OutboundPolicy = OutboundPolicy(), connectTimeout: Duration = .seconds(3),
-            deadline: Duration = .seconds(5), maximumBodySize: Int = 1 << 20, userAgent: String = "Portcullis"
+            deadline: Duration = .seconds(5), maximumBodySize: Int = 1 << 20, userAgent: String = "Portcullis",
+            tlsConfiguration: TLSConfiguration? = nil
         ) {
             self.policy = policy
             self.connectTimeout = connectTimeout
             self.deadline = deadline
             self.maximumBodySize = maximumBodySize
             self.userAgent = userAgent
+            self.tlsConfiguration = tlsConfiguration
         }
     }
 }

@@ -3,6 +3,7 @@ public import Logging
 public import NIOCore
 import NIOHTTP1
 public import NIOPosix
+import NIOSSL
 import PortcullisCore
 
 /// The one way Portcullis calls other servers (identity providers' JWKS and user-info
@@ -87,7 +88,7 @@ public struct OutboundHTTPClient: Sendable {
             throw OutboundFailure(host: target.host, kind: .refusedByPolicy(reason: reason))
         }
         var clientConfiguration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow,
+            tlsConfiguration: configuration.tlsConfiguration, redirectConfiguration: .disallow,
             timeout: HTTPClient.Configuration.Timeout(
                 connect: .nanoseconds(configuration.connectTimeout.nanoseconds),
                 read: .nanoseconds(configuration.deadline.nanoseconds)),
@@ -186,6 +187,9 @@ public struct OutboundHTTPClient: Sendable {
         }
         if error is NIOConnectionError {
             return OutboundFailure(host: host, kind: .unreachable(reason: "the connection failed"))
+        }
+        if error is NIOSSLError || error is NIOSSLExtraError {
+            return OutboundFailure(host: host, kind: .unreachable(reason: "TLS failed: \(error)"))
         }
         let text = String(describing: error)
         let reason = text.contains(url) || text.contains("?") ? String(describing: type(of: error)) : text

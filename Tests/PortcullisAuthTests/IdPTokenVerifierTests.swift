@@ -199,6 +199,31 @@ struct IdPTokenVerifierTests {
         }
     }
 
+    @Test("the unknown-kid refetch is rate-limited while the provider fails, too")
+    func unknownKidWhileFailing() async throws {
+        try await FakeIdentityProvider.run { idp in
+            let rig = Rig()
+            let provider = Self.provider(idp)
+            _ = try await rig.verifier.verify(Self.credential(idp.idToken()), with: provider)
+            idp.jwksFailing = true
+            rig.clock.advance(seconds: 31)
+            let forged = idp.idTokenSignedWithUnpublishedKey(kid: "forged-1")
+            Self.expectInvalid(
+                await Self.error { try await rig.verifier.verify(Self.credential(forged), with: provider) },
+                "oidc.fake's keys could not be fetched: 127.0.0.1 answered with status 503")
+            #expect(idp.jwksFetches == 2)
+            for kid in ["forged-2", "forged-3"] {
+                let again = idp.idTokenSignedWithUnpublishedKey(kid: kid)
+                Self.expectInvalid(
+                    await Self.error { try await rig.verifier.verify(Self.credential(again), with: provider) }, "unknown key")
+            }
+            #expect(idp.jwksFetches == 2)
+            // Tokens with known keys still verify from the cached set.
+            _ = try await rig.verifier.verify(Self.credential(idp.idToken()), with: provider)
+            #expect(idp.jwksFetches == 2)
+        }
+    }
+
     @Test("a key the provider rotated in is picked up by the refetch its first token prompts")
     func rotation() async throws {
         try await FakeIdentityProvider.run { idp in

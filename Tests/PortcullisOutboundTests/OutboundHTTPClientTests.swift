@@ -1,3 +1,4 @@
+import NIOSSL
 import PortcullisCore
 import PortcullisOutbound
 import PortcullisTestSupport
@@ -13,12 +14,12 @@ struct OutboundHTTPClientTests {
     /// A client that may reach loopback, with a short deadline so failures are quick.
     static func client(
         allowed: [IPNetwork] = loopback, deadline: Duration = .seconds(2), maximumBodySize: Int = 1 << 20,
-        resolver: any HostResolver = SystemHostResolver()
+        resolver: any HostResolver = SystemHostResolver(), tls: TLSConfiguration? = nil
     ) -> OutboundHTTPClient {
         OutboundHTTPClient(
             configuration: .init(
                 policy: OutboundPolicy(allowedPrivateNetworks: allowed), connectTimeout: .seconds(1), deadline: deadline,
-                maximumBodySize: maximumBodySize),
+                maximumBodySize: maximumBodySize, tlsConfiguration: tls),
             resolver: resolver)
     }
 
@@ -127,6 +128,38 @@ struct OutboundHTTPClientTests {
             let response = try await Self.client(resolver: resolver).get("http://pinned.test:\(port)/jwks")
             #expect(response.status == 200)
             #expect(resolver.lookups.withLock { $0 } == 1)
+            #expect(idp.jwksFetches == 1)
+        }
+    }
+
+    @Test("https to a pinned address still verifies the certificate for the URL's host name")
+    func tlsKeepsTheHostName() async throws {
+        try await FakeIdentityProvider.run(tlsHost: "idp.test") { idp in
+            let port = idp.baseURL.split(separator: ":").last.map(String.init) ?? "0"
+            let resolver = StubResolver(["idp.test": ["127.0.0.1"], "impostor.test": ["127.0.0.1"]])
+            let trusting = Self.client(resolver: resolver, tls: idp.clientTLSConfiguration)
+            // Connected to 127.0.0.1, but SNI and the certificate check use idp.test.
+            let response = try await trusting.get("https://idp.test:\(port)/jwks")
+            #expect(response.status == 200)
+            #expect(idp.jwksFetches == 1)
+            // The same server under another name: its certificate does not name it.
+            let impostor = await Self.failure { () async throws(OutboundFailure) in
+                try await trusting.get("https://impostor.test:\(port)/jwks")
+            }
+            guard case .unreachable(let reason)? = impostor?.kind else {
+                Issue.record("impostor.test: \(String(describing: impostor))")
+                return
+            }
+            #expect(reason.contains("TLS"), "\(reason)")
+            // Without the test CA among the trust roots, the certificate is refused.
+            let untrusting = await Self.failure { () async throws(OutboundFailure) in
+                try await Self.client(resolver: resolver).get("https://idp.test:\(port)/jwks")
+            }
+            guard case .unreachable(let untrusted)? = untrusting?.kind else {
+                Issue.record("system roots: \(String(describing: untrusting))")
+                return
+            }
+            #expect(untrusted.contains("TLS"), "\(untrusted)")
             #expect(idp.jwksFetches == 1)
         }
     }

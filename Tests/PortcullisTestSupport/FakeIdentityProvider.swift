@@ -3,11 +3,15 @@ import CryptoExtras
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdTLS
 import Logging
 import NIOCore
+public import NIOSSL
 public import PortcullisCore
 import PortcullisCrypto
+import SwiftASN1
 import Synchronization
+import X509
 
 /// A real OIDC identity provider on loopback for tests: an HTTP server (Hummingbird on
 /// 127.0.0.1, a free port) with its own RSA-2048 keys, minting RS256 ID tokens and
@@ -37,6 +41,9 @@ public final class FakeIdentityProvider: Sendable {
     public var userInfoURL: String { baseURL + "/userinfo" }
     /// The audience its tokens carry by default (the app's client id).
     public let audience = "fake-client-id"
+    /// For a provider started with a `tlsHost`: client TLS settings trusting the test CA
+    /// that issued its certificate (for that host name only).
+    public let clientTLSConfiguration: TLSConfiguration?
 
     private let state: SharedState
 
@@ -50,6 +57,7 @@ public final class FakeIdentityProvider: Sendable {
             var jwksFetches = 0
             var jwksMaxAge: Int?
             var jwksDelay: Duration = .zero
+            var jwksFailing = false
             var profiles: [String: JSONValue] = [:]
         }
 
@@ -66,20 +74,31 @@ public final class FakeIdentityProvider: Sendable {
         try? _RSA.Signing.PrivateKey(keySize: .bits2048)
     }
 
-    private init(port: Int, state: SharedState) {
-        self.baseURL = "http://127.0.0.1:\(port)"
+    private init(baseURL: String, state: SharedState, clientTLSConfiguration: TLSConfiguration?) {
+        self.baseURL = baseURL
         self.state = state
+        self.clientTLSConfiguration = clientTLSConfiguration
     }
 
     /// Starts a provider, runs `body` with it, and stops it.
-    public static func run<T: Sendable>(_ body: (FakeIdentityProvider) async throws -> T) async throws -> T {
+    ///
+    /// With `tlsHost`, it serves https with a certificate for that name from a throwaway CA
+    /// (``clientTLSConfiguration`` trusts it), and ``baseURL`` is `https://<tlsHost>:PORT`:
+    /// the test makes the name resolve to 127.0.0.1 (a stub resolver).
+    public static func run<T: Sendable>(
+        tlsHost: String? = nil, _ body: (FakeIdentityProvider) async throws -> T
+    )
+        async throws -> T
+    {
         guard keyPool.count == 4 else { throw TestSetupError("could not generate RSA keys") }
+        let tls = try tlsHost.map(TestCertificates.init(host:))
         let state = SharedState(.init(keys: ["key-1": keyPool[0]], published: ["key-1"], signingKid: "key-1"))
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "fake-idp")
         logger.logLevel = .critical
         let app = Application(
             router: makeRouter(state),
+            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0.server) } ?? .http1(),
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
@@ -96,7 +115,8 @@ public final class FakeIdentityProvider: Sendable {
             guard let port = await iterator.next(), port > 0 else {
                 throw TestSetupError("the fake identity provider did not start")
             }
-            return try await body(FakeIdentityProvider(port: port, state: state))
+            let baseURL = tlsHost.map { "https://\($0):\(port)" } ?? "http://127.0.0.1:\(port)"
+            return try await body(FakeIdentityProvider(baseURL: baseURL, state: state, clientTLSConfiguration: tls?.client))
         }
     }
 
@@ -115,6 +135,12 @@ public final class FakeIdentityProvider: Sendable {
     public var jwksDelay: Duration {
         get { state.values.withLock { $0.jwksDelay } }
         set { state.values.withLock { $0.jwksDelay = newValue } }
+    }
+
+    /// Whether `/jwks` answers 503 (still counted in ``jwksFetches``).
+    public var jwksFailing: Bool {
+        get { state.values.withLock { $0.jwksFailing } }
+        set { state.values.withLock { $0.jwksFailing = newValue } }
     }
 
     /// The `kid` new tokens are signed with.
@@ -238,11 +264,13 @@ public final class FakeIdentityProvider: Sendable {
                 ]))
         }
         router.get("jwks") { _, _ -> Response in
-            let (delay, maxAge, keys) = state.values.withLock { values in
+            let (failing, delay, maxAge, keys) = state.values.withLock { values in
                 values.jwksFetches += 1
-                return (values.jwksDelay, values.jwksMaxAge, values.published.compactMap { kid in values.keys[kid].map { (kid, $0) } })
+                let keys = values.published.compactMap { kid in values.keys[kid].map { (kid, $0) } }
+                return (values.jwksFailing, values.jwksDelay, values.jwksMaxAge, keys)
             }
             if delay > .zero { try await Task.sleep(for: delay) }
+            if failing { return Response(status: .serviceUnavailable) }
             let jwks: [JSONValue] = keys.compactMap { kid, key in
                 VerificationKey(rsaPEM: key.publicKey.pemRepresentation, kid: kid)?.jwk
             }
@@ -301,5 +329,48 @@ public final class FakeIdentityProvider: Sendable {
         Response(
             status: status, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serializedBytes())))
+    }
+}
+
+/// A throwaway CA and a server certificate it issued for one host name (P-256, valid for
+/// an hour), as NIOSSL configurations for the server and for a client trusting the CA.
+private struct TestCertificates {
+    let server: TLSConfiguration
+    let client: TLSConfiguration
+
+    init(host: String) throws {
+        let now = Date()
+        let caKey = P256.Signing.PrivateKey()
+        let caName = try DistinguishedName { CommonName("Portcullis test CA") }
+        let ca = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(caKey.publicKey),
+            notValidBefore: now - 3600, notValidAfter: now + 3600, issuer: caName, subject: caName,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true))
+            },
+            issuerPrivateKey: Certificate.PrivateKey(caKey))
+        let leafKey = P256.Signing.PrivateKey()
+        let leaf = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(leafKey.publicKey),
+            notValidBefore: now - 3600, notValidAfter: now + 3600, issuer: caName,
+            subject: try DistinguishedName { CommonName(host) }, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                try ExtendedKeyUsage([.serverAuth])
+                SubjectAlternativeNames([.dnsName(host)])
+            },
+            issuerPrivateKey: Certificate.PrivateKey(caKey))
+        func nio(_ certificate: Certificate) throws -> NIOSSLCertificate {
+            try NIOSSLCertificate(bytes: Array(certificate.serializeAsPEM().pemString.utf8), format: .pem)
+        }
+        server = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try nio(leaf))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leafKey.pemRepresentation.utf8), format: .pem)))
+        var client = TLSConfiguration.makeClientConfiguration()
+        client.trustRoots = .certificates([try nio(ca)])
+        self.client = client
     }
 }
