@@ -35,6 +35,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // Already in jwt-kit's graph (same spelling of the URL); base64url for tokens.
         .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
+        // Outbound HTTP: identity providers' JWKS and user-info (webhooks later).
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Already in async-http-client's graph: its TLS configuration (private CAs), and the
+        // certificates the fake identity provider's TLS tests make.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         .target(
@@ -72,14 +79,30 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "PortcullisOutbound",
+            dependencies: [
+                "PortcullisCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "PortcullisAuth",
             dependencies: [
                 "PortcullisCore",
                 "PortcullisCrypto",
                 "PortcullisStore",
+                "PortcullisOutbound",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // SHA-256 of federated sign-in nonces.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -90,6 +113,7 @@ let package = Package(
                 "PortcullisCrypto",
                 "PortcullisStore",
                 "PortcullisAuth",
+                "PortcullisOutbound",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -121,7 +145,19 @@ let package = Package(
             name: "PortcullisTestSupport",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisCrypto",
                 "PortcullisStore",
+                // The fake identity provider: a real HTTP server on loopback with its own RSA key
+                // (and, for the outbound client's TLS tests, a certificate from a throwaway CA).
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -167,11 +203,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PortcullisOutboundTests",
+            dependencies: [
+                "PortcullisOutbound", "PortcullisCore", "PortcullisTestSupport",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PortcullisAuthTests",
             dependencies: [
                 "PortcullisAuth",
                 "PortcullisCore",
                 "PortcullisCrypto",
+                "PortcullisOutbound",
                 "PortcullisStore",
                 "PortcullisTestSupport",
                 .product(name: "Logging", package: "swift-log"),

@@ -2,13 +2,6 @@ import Foundation
 public import PortcullisCore
 public import PortcullisStore
 
-/// Checks an IdP credential (signature, issuer, audience, expiry, nonce, or the user-info
-/// answer for an access token) and says who it names.
-public protocol FederatedCredentialVerifier: Sendable {
-    /// The identity `credential` proves, or `INVALID_IDP_RESPONSE : <reason>`.
-    func verify(_ credential: FederatedCredential, with provider: IdentityProvider) async throws -> FederatedIdentity
-}
-
 /// `accounts:signInWithIdp`: sign-in, sign-up and linking with a federated identity
 /// (DESIGN.md §1). The decisions are Core's (``EmailTrust``, ``AccountLinking``,
 /// ``SelfServicePolicy``); this service verifies the credential and applies them, each
@@ -16,7 +9,7 @@ public protocol FederatedCredentialVerifier: Sendable {
 public struct FederatedSignInService: Sendable {
     let tenants: TenantSettingsCache
     let providers: IdentityProviderCache
-    let verifier: any FederatedCredentialVerifier
+    let verifier: IdPTokenVerifier
     let users: UserRepository
     let links: ProviderLinkRepository
     let accounts: AccountService
@@ -26,7 +19,7 @@ public struct FederatedSignInService: Sendable {
 
     /// A service over its collaborators.
     public init(
-        tenants: TenantSettingsCache, providers: IdentityProviderCache, verifier: any FederatedCredentialVerifier,
+        tenants: TenantSettingsCache, providers: IdentityProviderCache, verifier: IdPTokenVerifier,
         users: UserRepository, links: ProviderLinkRepository, accounts: AccountService, tokens: TokenService,
         revocation: RevocationCache, clock: any WallClock = SystemClock()
     ) {
@@ -85,11 +78,16 @@ public struct FederatedSignInService: Sendable {
             if let outcome = try await signInExisting(link, identity: identity, provesEmail: provesEmail, tenantId: tenantId) {
                 return outcome
             }
-            if let email = identity.email,
-                let outcome = try await signInByEmail(
-                    link, email: email, identity: identity, provesEmail: provesEmail, settings: settings, tenantId: tenantId)
-            {
-                return outcome
+            if let email = identity.email {
+                do {
+                    if let outcome = try await signInByEmail(
+                        link, email: email, identity: identity, provesEmail: provesEmail, settings: settings, tenantId: tenantId)
+                    {
+                        return outcome
+                    }
+                } catch let error as AuthError where error.code == .federatedUserIdAlreadyLinked {
+                    continue
+                }
             }
             try SelfServicePolicy(settings: settings).authorizeSignUp(.federated)
             let now = clock.now()

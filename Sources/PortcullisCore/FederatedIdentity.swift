@@ -1,21 +1,28 @@
-/// What a verified IdP credential says about the user.
+/// What a verified identity-provider credential says about the user: the input of
+/// federated sign-in and linking, read from an ID token's claims or the provider's
+/// user-info answer to an access token.
+///
+/// Nothing here is trusted beyond what the provider asserted: whether ``email`` counts as
+/// verified is the trust policy's decision (DESIGN.md §1), made from ``providerId``, the
+/// address's domain and ``emailVerifiedClaim``.
 public struct FederatedIdentity: Sendable, Equatable {
-    /// `google.com`, `oidc.<name>`, …
+    /// The provider that vouched for the user (`google.com`, `oidc.acme`, …).
     public var providerId: String
-    /// The IdP's `sub` (user-info `id`/`sub` for access tokens).
+    /// The provider's id of the user: an ID token's `sub`, or user-info's `sub`/`id`.
     public var federatedId: String
-    /// The email the IdP asserts, lower-cased.
+    /// The email the provider gave, lower-cased; `nil` when it gave none.
     public var email: String?
-    /// What the IdP claimed about the email (`email_verified`); `nil` when absent.
+    /// What the provider claimed in `email_verified` (`true`/`false` or the strings
+    /// `"true"`/`"false"`, as some providers send); `nil` when it said nothing.
     public var emailVerifiedClaim: Bool?
-    /// `name`.
+    /// The provider's `name`.
     public var displayName: String?
-    /// `picture`.
+    /// The provider's `picture` (or user-info's `avatar_url`, or Facebook's `picture.data.url`).
     public var photoURL: String?
-    /// The verified claims object (or the user-info object).
+    /// The verified claims object (or the user-info object), as Identity Toolkit's `rawUserInfo`.
     public var rawUserInfo: JSONValue
 
-    /// Creates an identity.
+    /// An identity.
     public init(
         providerId: String, federatedId: String, email: String? = nil, emailVerifiedClaim: Bool? = nil,
         displayName: String? = nil, photoURL: String? = nil, rawUserInfo: JSONValue = .object([:])
@@ -27,25 +34,5 @@ public struct FederatedIdentity: Sendable, Equatable {
         self.displayName = displayName
         self.photoURL = photoURL
         self.rawUserInfo = rawUserInfo
-    }
-}
-
-/// The credential `signInWithIdp` exchanges: an IdP's ID token or access token.
-public struct FederatedCredential: Sendable, Equatable {
-    /// The provider the credential is from.
-    public var providerId: String
-    /// An OIDC ID token.
-    public var idToken: String?
-    /// An OAuth access token (resolved through the provider's user-info endpoint).
-    public var accessToken: String?
-    /// The nonce the client sent to the provider, if any.
-    public var nonce: String?
-
-    /// Creates a credential.
-    public init(providerId: String, idToken: String? = nil, accessToken: String? = nil, nonce: String? = nil) {
-        self.providerId = providerId
-        self.idToken = idToken
-        self.accessToken = accessToken
-        self.nonce = nonce
     }
 }

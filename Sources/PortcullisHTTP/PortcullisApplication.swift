@@ -4,6 +4,7 @@ public import NIOCore
 public import PortcullisAuth
 public import PortcullisCore
 public import PortcullisCrypto
+import PortcullisOutbound
 public import PortcullisStore
 import Prometheus
 public import ServiceLifecycle
@@ -42,6 +43,9 @@ public struct ServerConfiguration: Sendable {
     public var requestTimeout: Duration
     /// The time every service reads (tests set it by hand).
     public var clock: any WallClock
+    /// Networks outbound requests (IdP JWKS and user-info, webhooks) may reach although
+    /// private, loopback or link-local, over plain http too (`outbound.allowed_private_networks`).
+    public var outboundAllowedNetworks: [IPNetwork]
 
     /// Creates a configuration.
     public init(
@@ -49,7 +53,8 @@ public struct ServerConfiguration: Sendable {
         database: DatabaseSettings, apiKeys: [String] = [], cacheRefreshInterval: Duration = .seconds(60),
         masterKey: MasterKey, passwordHashing: ScryptParameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
         keyRotationPeriod: Duration = .seconds(30 * 86_400), jwksMaxAgeSeconds: Int = 300, trustedProxies: [IPNetwork] = [],
-        idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock = SystemClock()
+        idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock = SystemClock(),
+        outboundAllowedNetworks: [IPNetwork] = []
     ) {
         self.projectId = projectId
         self.publicURL = publicURL
@@ -67,6 +72,7 @@ public struct ServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
         self.clock = clock
+        self.outboundAllowedNetworks = outboundAllowedNetworks
     }
 }
 
@@ -127,6 +133,15 @@ public struct PortcullisServer: Sendable {
             users: users, tenants: cache, revocation: revocation, passwords: passwords, clock: configuration.clock)
         let identityProviders = IdentityProviderCache(
             repository: IdentityProviderRepository(database: database, logger: logger))
+        // One outbound client for everything the daemon fetches, under the operator's network policy.
+        let outbound = OutboundHTTPClient(
+            configuration: .init(policy: OutboundPolicy(allowedPrivateNetworks: configuration.outboundAllowedNetworks)),
+            logger: logger)
+        let federated = FederatedSignInService(
+            tenants: cache, providers: identityProviders,
+            verifier: IdPTokenVerifier(
+                client: outbound, keys: JWKSCache(client: outbound, clock: configuration.clock), clock: configuration.clock),
+            users: users, links: links, accounts: accounts, tokens: tokens, revocation: revocation, clock: configuration.clock)
         let serviceAccountRepository = ServiceAccountRepository(database: database, logger: logger)
         let serviceAccountKeys = ServiceAccountKeyCache(accounts: serviceAccountRepository)
         let customTokens = CustomTokenService(
@@ -181,6 +196,7 @@ public struct PortcullisServer: Sendable {
             on: router.group("v1/projects/{project}").add(middleware: authenticator))
         let endUser = router.group("v1").add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
         AccountRoutes(accounts: accounts).register(on: endUser)
+        FederatedSignInRoutes(service: federated).register(on: endUser)
         CustomTokenRoutes(customTokens: customTokens).register(on: endUser)
         TokenRoutes(tokens: tokens).register(on: endUser)
         VerifyRoutes(tokens: tokens, revocation: revocation).register(on: router)

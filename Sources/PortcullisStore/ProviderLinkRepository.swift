@@ -115,14 +115,10 @@ public struct ProviderLinkRepository: Sendable {
                     WHERE tenant_id = \(tenant) AND uid = \(user.uid)
                     RETURNING \(unescaped: UserRepository.columns)
                     """, logger: logger)
-                guard var (result, _) = try await UserRepository.decode(updated, tenantId: tenantId).first else {
+                // Each statement sees the ones before it: the links read here are the new ones.
+                guard let (result, _) = try await UserRepository.decode(updated, tenantId: tenantId).first else {
                     return .noAccount
                 }
-                // The statement's snapshot predates this transaction's own link changes.
-                result.providers.removeAll {
-                    unlinking.contains($0.providerId) || (removePassword && $0.providerId == ProviderLink.password)
-                }
-                result.providers.append(link)
                 if replacing {
                     try await InvalidationEvent.user(tenantId: tenantId, uid: user.uid).send(on: connection, logger: logger)
                 }
@@ -148,8 +144,8 @@ public struct ProviderLinkRepository: Sendable {
                 let rows = try await connection.query(
                     """
                     UPDATE users SET
-                        email = coalesce(email, \(email)),
-                        email_verified = CASE WHEN email IS NULL AND \(email) IS NOT NULL THEN \(provesEmail)
+                        email = coalesce(email, \(email)::text),
+                        email_verified = CASE WHEN email IS NULL AND \(email)::text IS NOT NULL THEN \(provesEmail)
                             ELSE email_verified END
                     WHERE tenant_id = \(tenant) AND uid = \(uid) AND NOT disabled
                     RETURNING \(unescaped: UserRepository.columns)

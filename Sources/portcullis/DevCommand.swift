@@ -30,6 +30,8 @@ struct DevCommand: AsyncParsableCommand {
         loader.overrides["project_id"] = loader.overrides["project_id"] ?? "demo-project"
         loader.overrides["api_keys"] = apiKey
         loader.overrides["master_key.file"] = loader.overrides["master_key.file"] ?? path("master.key")
+        // Identity providers under development run on this machine: let outbound requests reach loopback.
+        loader.extraOutboundNetworks = ["127.0.0.0/8", "::1/128"].compactMap { IPNetwork($0) }
         let settings = try await options.loadSettings(loader)
         let logger = commandLogger(settings)
 

@@ -37,6 +37,9 @@ struct Settings: Sendable, Equatable {
     var limits = AbuseLimits()
     var keyRotationDays = 30
     var trustedProxies: [IPNetwork] = []
+    /// Networks outbound requests (IdP keys and user-info, webhooks) may reach although
+    /// private, loopback or link-local; plain http is accepted for them too.
+    var outboundAllowedNetworks: [IPNetwork] = []
     var idleTimeoutSeconds = 75
     var requestTimeoutSeconds = 30
 
@@ -59,7 +62,7 @@ struct Settings: Sendable, Equatable {
                 apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey.key,
                 abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
                 trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
-                requestTimeout: .seconds(requestTimeoutSeconds))
+                requestTimeout: .seconds(requestTimeoutSeconds), outboundAllowedNetworks: outboundAllowedNetworks)
         }
     }
 }
@@ -88,6 +91,9 @@ struct SettingsLoader {
     var environment = ProcessInfo.processInfo.environment
     /// Whether the master key must be loaded (commands that sign tokens).
     var requiresMasterKey = false
+    /// Networks added to `outbound.allowed_private_networks` whatever the sources say
+    /// (`portcullis dev` adds loopback, for identity providers running on the developer's machine).
+    var extraOutboundNetworks: [IPNetwork] = []
 
     func load() async throws -> Settings {
         let reader = try await makeReader()
@@ -232,6 +238,17 @@ struct SettingsLoader {
             }
             trustedProxies.append(network)
         }
+        var outboundAllowedNetworks: [IPNetwork] = []
+        for entry in list("outbound.allowed_private_networks") {
+            guard let network = IPNetwork(entry) else {
+                throw SettingsError(
+                    key: "outbound.allowed_private_networks", reason: "\(entry) is not an address or CIDR network")
+            }
+            outboundAllowedNetworks.append(network)
+        }
+        for network in extraOutboundNetworks where !outboundAllowedNetworks.contains(network) {
+            outboundAllowedNetworks.append(network)
+        }
         let apiKeys = list("api_keys")
         let levelText = string("log.level") ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
@@ -254,7 +271,7 @@ struct SettingsLoader {
             masterKey: requiresMasterKey
                 ? try masterKey(file: string("master_key.file"), variable: string("master_key.env")) : nil,
             limits: limits, keyRotationDays: try int("keys.rotation_days", default: 30, range: 1...3650),
-            trustedProxies: trustedProxies,
+            trustedProxies: trustedProxies, outboundAllowedNetworks: outboundAllowedNetworks,
             idleTimeoutSeconds: try int("listen.idle_timeout_seconds", default: 75, range: 1...3600),
             requestTimeoutSeconds: try int("listen.request_timeout_seconds", default: 30, range: 1...3600))
     }

@@ -51,6 +51,10 @@ struct DaemonTests {
                 ["PORTCULLIS_TRUSTED_PROXIES": "10.0.0.0/8, 10.1.0.0/99"], "trusted_proxies"
             ),
             (
+                ["serve", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"],
+                ["PORTCULLIS_OUTBOUND_ALLOWED_PRIVATE_NETWORKS": "127.0.0.0/8, localhost"], "outbound.allowed_private_networks"
+            ),
+            (
                 ["migrate", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"],
                 ["PORTCULLIS_LISTEN_IDLE_TIMEOUT_SECONDS": "0"], "listen.idle_timeout_seconds"
             ),

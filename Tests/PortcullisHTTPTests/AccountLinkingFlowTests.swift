@@ -75,9 +75,11 @@ struct AccountLinkingFlowTests {
             #expect(password.status == .badRequest)
             #expect(try await gateway.refresh(squatter.refreshToken).errorMessage == "TOKEN_EXPIRED")
             let lookup = try await gateway.endUser("accounts:lookup", ["idToken": .string(owner.idToken)], tenant: fixture.tenant)
-            guard case .array(let providers)? = try lookup.json().value(at: ["users"]).flatMap({ users -> JSONValue? in
-                if case .array(let list) = users { list.first?.value(at: ["providerUserInfo"]) } else { nil }
-            }) else {
+            guard
+                case .array(let providers)? = try lookup.json().value(at: ["users"]).flatMap({ users -> JSONValue? in
+                    if case .array(let list) = users { list.first?.value(at: ["providerUserInfo"]) } else { nil }
+                })
+            else {
                 Issue.record("no providerUserInfo: \(String(buffer: lookup.body))")
                 return
             }
@@ -128,16 +130,17 @@ struct AccountLinkingFlowTests {
             #expect(try methods.json().value(at: ["signinMethods"]) == .array([.string("github.com"), .string("password")]))
 
             let unlinked = try await gateway.endUser(
-                "accounts:update", ["idToken": .string(alice.idToken), "deleteProvider": ["github.com"]], tenant: tenant)
+                "accounts:update", ["idToken": .string(alice.idToken), "deleteProvider": .array(["github.com"])], tenant: tenant)
             #expect(unlinked.status == .ok, "\(String(buffer: unlinked.body))")
             let after = try await gateway.endUser("accounts:createAuthUri", ["identifier": "alice@example.com"], tenant: tenant)
             #expect(try after.json().value(at: ["signinMethods"]) == .array([.string("password")]))
             let last = try await gateway.endUser(
-                "accounts:update", ["idToken": .string(alice.idToken), "deleteProvider": ["password"]], tenant: tenant)
+                "accounts:update", ["idToken": .string(alice.idToken), "deleteProvider": .array(["password"])], tenant: tenant)
             last.expectEnvelope(.badRequest, "INVALID_ARGUMENT")
             #expect(try await gateway.signIn("alice@example.com", tenant: tenant).uid == alice.uid)
 
-            try await gateway.patchTenant(tenant, mask: "emailPrivacyConfig", #"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true}}"#)
+            try await gateway.patchTenant(
+                tenant, mask: "emailPrivacyConfig", #"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true}}"#)
             let hidden = try await gateway.endUser("accounts:createAuthUri", ["identifier": "alice@example.com"], tenant: tenant)
             #expect(try hidden.json().value(at: ["signinMethods"]) == nil)
         }

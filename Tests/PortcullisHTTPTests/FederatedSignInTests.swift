@@ -65,7 +65,7 @@ struct FederatedSignInTests {
             let forgeries: [(String, String)] = [
                 ("wrong audience", idp.idToken(audience: .string("someone-elses-client"))),
                 ("wrong issuer", idp.idToken(issuer: "https://evil.example")),
-                ("expired", idp.idToken(issuedAt: Timestamp(seconds: SystemClock().now().seconds - 7200), expiresIn: 3600)),
+                ("expired", idp.idToken(expiresIn: 3600, issuedAt: Timestamp(seconds: SystemClock().now().seconds - 7200))),
                 ("unknown key", idp.idTokenSignedWithUnpublishedKey(kid: "forged-kid")),
                 (
                     "alg none",
@@ -94,7 +94,8 @@ struct FederatedSignInTests {
                 json: #"{"enabled":false}"#)
             let disabled = try await fixture.signIn("apple.com", idToken: idp.idToken())
             disabled.expectEnvelope(.badRequest, "OPERATION_NOT_ALLOWED")
-            let noBody = try await fixture.gateway.endUser("accounts:signInWithIdp", ["requestUri": "http://localhost"], tenant: fixture.tenant)
+            let noBody = try await fixture.gateway.endUser(
+                "accounts:signInWithIdp", ["requestUri": "http://localhost"], tenant: fixture.tenant)
             noBody.expectEnvelope(.badRequest, "INVALID_IDP_RESPONSE")
         }
     }
