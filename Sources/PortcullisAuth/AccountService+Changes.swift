@@ -41,29 +41,33 @@ extension AccountService {
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         var (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
         let profile = try changes.profile.validated()
-        if !changes.deleteProviders.isEmpty {
-            user = try await unlink(changes.deleteProviders, from: user)
-        }
         var update = UserUpdate()
         if let name = profile.displayName { update.displayName = .some(name) }
         if let photo = profile.photoURL { update.photoURL = .some(photo) }
         if changes.deleteAttributes.contains("DISPLAY_NAME") { update.displayName = .some(nil) }
         if changes.deleteAttributes.contains("PHOTO_URL") { update.photoURL = .some(nil) }
-        guard changes.email != nil || changes.password != nil else {
+        let changesCredential = changes.email != nil || changes.password != nil
+        if changesCredential {
+            // The presented token's own auth_time is what the recent-login rule judges. Only a guest
+            // session is exempt: a custom-token user looks as bare, but can sign in again.
+            try SessionPolicy.requireRecentSignIn(
+                authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
+                anonymous: user.isAnonymous && claims.signInProvider == "anonymous")
+            if let email = changes.email { update.email = .some(try EmailAddress.validate(email)) }
+            if let password = changes.password {
+                try settings.passwordPolicy.check(password)
+                update.passwordHash = try await passwords.hash(password, settings: settings)
+            }
+        }
+        // Every check first: a request refused for another field unlinks nothing.
+        if !changes.deleteProviders.isEmpty {
+            user = try await unlink(changes.deleteProviders, from: user)
+        }
+        guard changesCredential else {
             guard let updated = try await users.update(tenantId: tenantId, uid: user.uid, update, requiring: .enabled) else {
                 throw try await Self.missing(user, in: users)
             }
             return (updated, nil)
-        }
-        // The presented token's own auth_time is what the recent-login rule judges. Only a guest
-        // session is exempt: a custom-token user looks as bare, but can sign in again.
-        try SessionPolicy.requireRecentSignIn(
-            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
-            anonymous: user.isAnonymous && claims.signInProvider == "anonymous")
-        if let email = changes.email { update.email = .some(try EmailAddress.validate(email)) }
-        if let password = changes.password {
-            try settings.passwordPolicy.check(password)
-            update.passwordHash = try await passwords.hash(password, settings: settings)
         }
         let (updated, session) = try await applyCredentialChange(update, to: user, requiring: .enabled)
         return (updated, session)

@@ -15,13 +15,14 @@ public struct FederatedSignInService: Sendable {
     let accounts: AccountService
     let tokens: TokenService
     let revocation: RevocationCache
+    let abuse: AbuseGuard
     let clock: any WallClock
 
     /// A service over its collaborators.
     public init(
         tenants: TenantSettingsCache, providers: IdentityProviderCache, verifier: IdPTokenVerifier,
         users: UserRepository, links: ProviderLinkRepository, accounts: AccountService, tokens: TokenService,
-        revocation: RevocationCache, clock: any WallClock = SystemClock()
+        revocation: RevocationCache, abuse: AbuseGuard, clock: any WallClock = SystemClock()
     ) {
         self.tenants = tenants
         self.providers = providers
@@ -31,6 +32,7 @@ public struct FederatedSignInService: Sendable {
         self.accounts = accounts
         self.tokens = tokens
         self.revocation = revocation
+        self.abuse = abuse
         self.clock = clock
     }
 
@@ -52,20 +54,22 @@ public struct FederatedSignInService: Sendable {
         public var needConfirmation: Bool { tokens == nil }
     }
 
-    /// Signs in with `credential`, or (with `idToken`) links it to that token's account.
-    public func signIn(tenantId: String?, credential: FederatedCredential, idToken: String?) async throws -> Outcome {
+    /// Signs in with `credential`, or (with `idToken`) links it to that token's account. A
+    /// sign-in that creates an account counts against `client`'s sign-up limit, as a
+    /// password sign-up does.
+    public func signIn(
+        tenantId: String?, credential: FederatedCredential, idToken: String?, client: IPAddress?
+    ) async throws -> Outcome {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        guard IdentityProvider.builtIn.contains(credential.providerId) || IdentityProvider.isOIDC(credential.providerId) else {
+            throw AuthError(.invalidProviderId)
+        }
         guard let provider = try await providers.provider(credential.providerId, tenantId: tenantId), provider.enabled else {
             throw AuthError(.operationNotAllowed, detail: "\(credential.providerId) is not enabled for this tenant")
         }
-        let identity = try await verifier.verify(credential, with: provider)
-        let provesEmail =
-            identity.email.map {
-                EmailTrust.isVerified(
-                    providerId: identity.providerId, email: $0, claim: identity.emailVerifiedClaim,
-                    tenantDomains: settings.trustedEmailDomains)
-            } ?? false
+        let identity = try Self.normalized(try await verifier.verify(credential, with: provider))
+        let provesEmail = EmailTrust.provesEmail(identity, tenantDomains: settings.trustedEmailDomains)
         let link = ProviderLink(
             providerId: identity.providerId, federatedId: identity.federatedId, email: identity.email,
             displayName: identity.displayName, photoURL: identity.photoURL)
@@ -91,6 +95,9 @@ public struct FederatedSignInService: Sendable {
             }
             try SelfServicePolicy(settings: settings).authorizeSignUp(.federated)
             let now = clock.now()
+            if let client, !abuse.ipSignUps.consume(ClientAddress.limitKey(client), now: now.seconds) {
+                throw AuthError(.tooManyAttemptsTryLater)
+            }
             let user = User(
                 tenantId: tenantId, uid: AccountService.newUID(), email: identity.email, emailVerified: provesEmail,
                 displayName: identity.displayName, photoURL: identity.photoURL, providers: [link], createdAt: now.date,
@@ -106,6 +113,21 @@ public struct FederatedSignInService: Sendable {
             return Outcome(identity: identity, provesEmail: provesEmail, user: created, isNewUser: true, tokens: session)
         }
         throw AuthError(.unavailable)
+    }
+
+    /// What the provider said, kept only where it fits the account model: an email that is
+    /// not an address is dropped (the identity signs in without one), a name or picture
+    /// over the profile limits too. A provider's `sub` is an identifier like a uid (1–128
+    /// characters) or the credential is refused.
+    static func normalized(_ identity: FederatedIdentity) throws -> FederatedIdentity {
+        guard (1...128).contains(identity.federatedId.count), !identity.federatedId.contains("\0") else {
+            throw AuthError(.invalidIdpResponse, detail: "the provider's user id is not 1 to 128 characters")
+        }
+        var identity = identity
+        identity.email = identity.email.flatMap { try? EmailAddress.validate($0) }
+        identity.displayName = identity.displayName.flatMap { try? UserProfile.validate(displayName: $0) }
+        identity.photoURL = identity.photoURL.flatMap { try? UserProfile.validate(photoURL: $0) }
+        return identity
     }
 
     /// The identity is linked already: sign in to its account.

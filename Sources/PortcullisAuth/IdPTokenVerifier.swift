@@ -104,6 +104,10 @@ public struct IdPTokenVerifier: Sendable {
         guard !candidates.isEmpty else {
             throw Self.invalid("unknown key \(jws.kid.map(Self.printable) ?? "(no kid)") for \(name)'s id_token")
         }
+        // Without a `kid` only a set of one key is tried: the token must say which key it is.
+        guard jws.kid != nil || candidates.count == 1 else {
+            throw Self.invalid("the \(name) id_token names no key (kid) and the provider publishes several")
+        }
         guard candidates.contains(where: jws.isSigned(by:)) else {
             throw Self.invalid("the \(name) id_token's signature does not verify")
         }
@@ -238,7 +242,7 @@ public struct IdPTokenVerifier: Sendable {
         return FederatedIdentity(
             providerId: name, federatedId: federatedId, email: Self.string(profile["email"])?.lowercased(),
             emailVerifiedClaim: Self.flag(profile["email_verified"]) ?? Self.flag(profile["verified_email"]),
-            displayName: Self.string(profile["name"]), photoURL: photo, rawUserInfo: .object(profile))
+            displayName: Self.string(profile["name"]), photoURL: photo, rawUserInfo: .object(profile), fromAccessToken: true)
     }
 
     // MARK: Reading claims

@@ -20,6 +20,10 @@ public import PortcullisOutbound
 ///
 /// Time is the injected `WallClock`, so tests move it instead of sleeping.
 public actor JWKSCache {
+    /// The most keys kept of one set: a provider publishes a handful; a tenant admin's
+    /// endpoint serving thousands must not make every sign-in try them all.
+    static let maximumKeys = 50
+
     /// The cache's time rules.
     public struct Limits: Sendable {
         /// The shortest time a key set is kept, whatever `max-age` says (seconds).
@@ -157,7 +161,7 @@ public actor JWKSCache {
         let now = clock.now()
         return .success(
             Entry(
-                keys: entries.compactMap(VerificationKey.init(jwk:)), fetchedAt: now,
+                keys: Array(entries.lazy.compactMap(VerificationKey.init(jwk:)).prefix(Self.maximumKeys)), fetchedAt: now,
                 expiresAt: now.adding(seconds: lifetime ?? limits.defaultLifetime)))
     }
 }

@@ -46,7 +46,7 @@ public struct ServiceAccountService: Sendable {
     /// Generates an RSA-2048 key pair (`publicKey` absent) or registers `publicKey`.
     ///
     /// `INVALID_ARGUMENT` for a display name over 256 characters, a public key that is not
-    /// RSA of at least 2048 bits, or a `clientEmail` without a public key or not shaped like
+    /// RSA of 2048 to 4096 bits, or a `clientEmail` without a public key or not shaped like
     /// an email; `TENANT_NOT_FOUND` for an unknown tenant.
     public func create(
         tenantId: String?, displayName: String?, publicKey: PublicKeyInput?, clientEmail: String?, actor: String
@@ -121,7 +121,7 @@ public struct ServiceAccountService: Sendable {
     }
 
     private static let unacceptableKey = AuthError(
-        .invalidArgument, detail: "publicKey must be an RSA public key of at least 2048 bits")
+        .invalidArgument, detail: "publicKey must be an RSA public key of 2048 to 4096 bits")
 
     /// 40 lowercase hex characters (160 random bits), like Google's `private_key_id`.
     static func newKeyId() -> String {

@@ -63,6 +63,11 @@ public enum AccountLinking {
     }
 
     /// The existing providers of `user` with their trust for its email.
+    ///
+    /// A federated link proves the account's email only when the provider asserted *that*
+    /// address and is trusted for it: a squatter who links their own Gmail identity to an
+    /// account registered under the victim's address (or changes the account's email after
+    /// linking) must not make the account look proven.
     public static func existingProviders(
         of user: User, tenantDomains: [TenantSettings.TrustedEmailDomain]
     ) -> [ExistingProvider] {
@@ -71,7 +76,8 @@ public enum AccountLinking {
             let proves =
                 link.providerId == ProviderLink.password
                 ? user.emailVerified
-                : EmailTrust.isTrusted(providerId: link.providerId, email: email, tenantDomains: tenantDomains)
+                : link.email?.lowercased() == email.lowercased()
+                    && EmailTrust.isTrusted(providerId: link.providerId, email: email, tenantDomains: tenantDomains)
             return ExistingProvider(providerId: link.providerId, provesEmail: proves)
         }
     }

@@ -21,11 +21,15 @@ public struct FederatedIdentity: Sendable, Equatable {
     public var photoURL: String?
     /// The verified claims object (or the user-info object), as Identity Toolkit's `rawUserInfo`.
     public var rawUserInfo: JSONValue
+    /// Whether the identity was resolved from an access token (user-info) rather than an ID
+    /// token: such a token may have been issued to any app, so its email proves nothing.
+    public var fromAccessToken: Bool
 
     /// An identity.
     public init(
         providerId: String, federatedId: String, email: String? = nil, emailVerifiedClaim: Bool? = nil,
-        displayName: String? = nil, photoURL: String? = nil, rawUserInfo: JSONValue = .object([:])
+        displayName: String? = nil, photoURL: String? = nil, rawUserInfo: JSONValue = .object([:]),
+        fromAccessToken: Bool = false
     ) {
         self.providerId = providerId
         self.federatedId = federatedId
@@ -34,5 +38,6 @@ public struct FederatedIdentity: Sendable, Equatable {
         self.displayName = displayName
         self.photoURL = photoURL
         self.rawUserInfo = rawUserInfo
+        self.fromAccessToken = fromAccessToken
     }
 }

@@ -108,6 +108,10 @@ public struct OutboundPolicy: Sendable, Equatable {
         ("fec0::/10", "site-local"),
         ("fc00::/7", "unique local (private)"),
         ("ff00::/8", "multicast"),
+        // Translation prefixes that can lead to any IPv4 address, internal ones included,
+        // where such routing exists: local-use NAT64 (RFC 8215) and 6to4.
+        ("64:ff9b:1::/48", "local-use NAT64"),
+        ("2002::/16", "6to4"),
     ])
 
     private static let nat64 = IPNetwork("64:ff9b::/96")

@@ -6,7 +6,7 @@ public import PortcullisCore
 /// A public key that checks JWS signatures made by someone else: an identity provider's
 /// JWKS entry, or a customer's service account that signs custom tokens.
 ///
-/// Only RS256 (RSA ≥ 2048 bits) and ES256 are accepted; `alg: none`, HMAC and every other
+/// Only RS256 (RSA of 2048 to 4096 bits) and ES256 are accepted; `alg: none`, HMAC and every other
 /// algorithm have no key here, so a token naming them never verifies.
 public struct VerificationKey: Sendable {
     /// The key's id (`kid`), if it has one.
@@ -14,6 +14,10 @@ public struct VerificationKey: Sendable {
     /// `RS256` or `ES256`.
     public let algorithm: String
     private let key: Key
+
+    /// RSA moduli accepted: at least 2048 bits, and at most 4096, so that a key published
+    /// by a tenant admin's endpoint cannot make each verification cost many times a normal one.
+    static let acceptedRSASizes = 2048...4096
 
     private enum Key: Sendable {
         case rsa(_RSA.Signing.PublicKey)
@@ -30,7 +34,7 @@ public struct VerificationKey: Sendable {
         case "RSA":
             guard text("alg").map({ $0 == "RS256" }) ?? true,
                 let modulus = text("n").flatMap(Base64URL.decode), let exponent = text("e").flatMap(Base64URL.decode),
-                let key = try? _RSA.Signing.PublicKey(n: modulus, e: exponent), key.keySizeInBits >= 2048
+                let key = try? _RSA.Signing.PublicKey(n: modulus, e: exponent), Self.acceptedRSASizes.contains(key.keySizeInBits)
             else { return nil }
             self.init(kid: text("kid"), algorithm: "RS256", key: .rsa(key))
         case "EC":
@@ -46,9 +50,9 @@ public struct VerificationKey: Sendable {
     }
 
     /// Reads an RSA public key in PEM (`BEGIN PUBLIC KEY` or `BEGIN RSA PUBLIC KEY`) for RS256;
-    /// `nil` unless it parses and has at least 2048 bits.
+    /// `nil` unless it parses and has 2048 to 4096 bits.
     public init?(rsaPEM pem: String, kid: String?) {
-        guard let key = try? _RSA.Signing.PublicKey(pemRepresentation: pem), key.keySizeInBits >= 2048 else {
+        guard let key = try? _RSA.Signing.PublicKey(pemRepresentation: pem), Self.acceptedRSASizes.contains(key.keySizeInBits) else {
             return nil
         }
         self.init(kid: kid, algorithm: "RS256", key: .rsa(key))

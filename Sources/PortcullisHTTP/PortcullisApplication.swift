@@ -141,7 +141,8 @@ public struct PortcullisServer: Sendable {
             tenants: cache, providers: identityProviders,
             verifier: IdPTokenVerifier(
                 client: outbound, keys: JWKSCache(client: outbound, clock: configuration.clock), clock: configuration.clock),
-            users: users, links: links, accounts: accounts, tokens: tokens, revocation: revocation, clock: configuration.clock)
+            users: users, links: links, accounts: accounts, tokens: tokens, revocation: revocation,
+            abuse: configuration.abuseGuard, clock: configuration.clock)
         let serviceAccountRepository = ServiceAccountRepository(database: database, logger: logger)
         let serviceAccountKeys = ServiceAccountKeyCache(accounts: serviceAccountRepository)
         let customTokens = CustomTokenService(

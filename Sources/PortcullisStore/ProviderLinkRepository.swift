@@ -75,12 +75,14 @@ public struct ProviderLinkRepository: Sendable {
         let tenant = tenantId ?? ""
         do {
             return try await database.withTransaction { connection in
-                let rows = try await connection.query(
-                    """
-                    SELECT \(unescaped: UserRepository.columns) FROM users
-                    WHERE tenant_id = \(tenant) AND lower(email) = lower(\(email)) FOR UPDATE
-                    """, logger: logger)
-                guard let (user, _) = try await UserRepository.decode(rows, tenantId: tenantId).first else { return .noAccount }
+                let locked = try await connection.query(
+                    "SELECT uid FROM users WHERE tenant_id = \(tenant) AND lower(email) = lower(\(email)) FOR UPDATE",
+                    logger: logger)
+                var uid: String?
+                for try await found in locked.decode(String.self) { uid = found }
+                guard let uid, let user = try await Self.read(uid, tenantId: tenantId, on: connection, logger: logger) else {
+                    return .noAccount
+                }
                 let decision = try decide(user)
                 let unlinking: [String]
                 let removePassword: Bool
@@ -182,12 +184,13 @@ public struct ProviderLinkRepository: Sendable {
         let tenant = tenantId ?? ""
         let removed = Array(providerIds)
         return try await database.withTransaction { connection in
-            let rows = try await connection.query(
-                """
-                SELECT \(unescaped: UserRepository.columns) FROM users
-                WHERE tenant_id = \(tenant) AND uid = \(uid) AND NOT disabled FOR UPDATE
-                """, logger: logger)
-            guard var (user, _) = try await UserRepository.decode(rows, tenantId: tenantId).first else { return nil }
+            let locked = try await connection.query(
+                "SELECT 1 FROM users WHERE tenant_id = \(tenant) AND uid = \(uid) AND NOT disabled FOR UPDATE", logger: logger)
+            var found = false
+            for try await _ in locked { found = true }
+            guard found, var user = try await Self.read(uid, tenantId: tenantId, on: connection, logger: logger) else {
+                return nil
+            }
             try check(user)
             try await connection.query(
                 "DELETE FROM user_providers WHERE tenant_id = \(tenant) AND uid = \(uid) AND provider_id = ANY(\(removed))",
@@ -200,6 +203,18 @@ public struct ProviderLinkRepository: Sendable {
             user.providers.removeAll { providerIds.contains($0.providerId) }
             return user
         }
+    }
+
+    /// The user and its links, read after its row lock is held: a statement of its own, so
+    /// its snapshot includes every link change committed before the lock was granted (a
+    /// statement that waits for a row lock re-reads that row only, not its subqueries).
+    private static func read(
+        _ uid: String, tenantId: String?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> User? {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: UserRepository.columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)",
+            logger: logger)
+        return try await UserRepository.decode(rows, tenantId: tenantId).first?.0
     }
 
     private func insert(_ link: ProviderLink, uid: String, tenant: String, on connection: PostgresConnection) async throws {

@@ -64,6 +64,21 @@ struct EmailTrustTests {
                 == test.verified)
     }
 
+    @Test("Microsoft vouches for Outlook and Hotmail only from its consumer directory; access tokens prove nothing")
+    func identityRules() {
+        func identity(_ provider: String, _ email: String, tid: String? = nil, accessToken: Bool = false) -> FederatedIdentity {
+            FederatedIdentity(
+                providerId: provider, federatedId: "x", email: email,
+                rawUserInfo: .object(tid.map { ["tid": .string($0)] } ?? [:]), fromAccessToken: accessToken)
+        }
+        #expect(EmailTrust.provesEmail(identity("microsoft.com", "a@outlook.com", tid: EmailTrust.microsoftConsumerDirectory)))
+        #expect(!EmailTrust.provesEmail(identity("microsoft.com", "a@outlook.com", tid: "0000-attacker-directory")))
+        #expect(!EmailTrust.provesEmail(identity("microsoft.com", "a@hotmail.com")))
+        #expect(!EmailTrust.provesEmail(identity("google.com", "a@gmail.com", accessToken: true)))
+        #expect(EmailTrust.provesEmail(identity("google.com", "a@gmail.com")))
+        #expect(!EmailTrust.provesEmail(FederatedIdentity(providerId: "apple.com", federatedId: "x")))
+    }
+
     @Test("a tenant's pairs do not apply without it")
     func tenantPairsAreTenantScoped() {
         #expect(!EmailTrust.isTrusted(providerId: "google.com", email: "a@corp.example"))
@@ -143,7 +158,7 @@ struct AccountLinkingTests {
             tenantId: nil, uid: "u", email: "a@gmail.com", emailVerified: false, hasPassword: true,
             providers: [
                 ProviderLink(providerId: "password", federatedId: "a@gmail.com"),
-                ProviderLink(providerId: "google.com", federatedId: "g1"),
+                ProviderLink(providerId: "google.com", federatedId: "g1", email: "a@gmail.com"),
                 ProviderLink(providerId: "github.com", federatedId: "7"),
             ], createdAt: .init(timeIntervalSince1970: 0))
         #expect(
@@ -151,6 +166,22 @@ struct AccountLinkingTests {
                 Existing(providerId: "password", provesEmail: false), Existing(providerId: "google.com", provesEmail: true),
                 Existing(providerId: "github.com", provesEmail: false),
             ])
+    }
+
+    @Test("a trusted link proves the account's email only if it asserted that address")
+    func linkMustAssertTheEmail() {
+        let squatted = User(
+            tenantId: nil, uid: "u", email: "victim@gmail.com", hasPassword: true,
+            providers: [
+                ProviderLink(providerId: "password", federatedId: "victim@gmail.com", email: "victim@gmail.com"),
+                ProviderLink(providerId: "google.com", federatedId: "g-attacker", email: "attacker@gmail.com"),
+                ProviderLink(providerId: "apple.com", federatedId: "a-attacker", email: "relay@privaterelay.appleid.com"),
+            ], createdAt: .init(timeIntervalSince1970: 0))
+        let existing = AccountLinking.existingProviders(of: squatted, tenantDomains: [])
+        #expect(existing.allSatisfy { !$0.provesEmail })
+        #expect(
+            AccountLinking.decide(existing: existing, emailVerified: false, incomingProvesEmail: true)
+                == .replace(unlinking: ["apple.com", "google.com"], removePassword: true))
     }
 
     @Test("the last way in cannot be removed")

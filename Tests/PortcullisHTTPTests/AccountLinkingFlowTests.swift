@@ -87,6 +87,29 @@ struct AccountLinkingFlowTests {
         }
     }
 
+    @Test("a squatter's own trusted identity linked to the victim's address does not protect the squat")
+    func squatterLinkDoesNotProve() async throws {
+        try await FederationFixture.run { fixture in
+            let gateway = fixture.gateway
+            let squatter = try await gateway.signUp("victim@gmail.com", tenant: fixture.tenant)
+            let linked = try await fixture.signIn(
+                "google.com", idToken: fixture.idp.idToken(sub: "g-attacker", email: "attacker@gmail.com"),
+                linkTo: squatter.idToken)
+            #expect(linked.status == .ok, "\(String(buffer: linked.body))")
+            // The owner signs in with Google: the squatted account is taken over, not joined.
+            let (owner, _) = try await fixture.session("google.com", sub: "g-victim", email: "victim@gmail.com")
+            #expect(owner.uid == squatter.uid)
+            #expect(owner.claims.value(at: ["firebase", "identities", "google.com"]) == .array([.string("g-victim")]))
+            #expect(try await gateway.refresh(try Session(linked.json()).refreshToken).errorMessage == "TOKEN_EXPIRED")
+            let password = try await gateway.endUser(
+                "accounts:signInWithPassword", ["email": "victim@gmail.com", "password": "correct horse"], tenant: fixture.tenant)
+            #expect(password.status == .badRequest)
+            // The attacker's Google identity is free again: it signs in to an account of its own.
+            let (attacker, _) = try await fixture.session("google.com", sub: "g-attacker", email: "attacker@gmail.com")
+            #expect(attacker.uid != owner.uid)
+        }
+    }
+
     @Test("case 4: trusted, then trusted → both linked, nothing revoked")
     func trustedThenTrusted() async throws {
         try await FederationFixture.run { fixture in

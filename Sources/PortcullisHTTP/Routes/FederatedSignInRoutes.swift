@@ -13,7 +13,8 @@ struct FederatedSignInRoutes {
                 throw AuthError(.invalidIdpResponse, detail: "postBody is required")
             }
             let credential = try FederatedCredential(postBody: postBody)
-            let outcome = try await service.signIn(tenantId: body.tenant, credential: credential, idToken: body.idToken)
+            let outcome = try await service.signIn(
+                tenantId: body.tenant, credential: credential, idToken: body.idToken, client: context.clientAddress)
             return SignInWithIdpResponse(outcome, credential: body.returnIdpCredential == true ? credential : nil)
         }
     }
