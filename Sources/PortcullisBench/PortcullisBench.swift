@@ -37,7 +37,7 @@ enum PortcullisBench {
             work = { _ = try? keyring.sign(claims, now: now) }
         case "custom-token":
             guard let token = CustomTokenMinting.mint(arguments) else { usage() }
-            print(token)
+            FileHandle.standardOutput.write(Data((token + "\n").utf8))
             return
         case "rsa":
             guard arguments.count >= 2,
