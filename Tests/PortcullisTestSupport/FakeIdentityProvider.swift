@@ -9,6 +9,7 @@ import NIOCore
 public import NIOSSL
 public import PortcullisCore
 import PortcullisCrypto
+import ServiceLifecycle
 import SwiftASN1
 import Synchronization
 import X509
@@ -105,18 +106,33 @@ public final class FakeIdentityProvider: Sendable {
                 portContinuation.finish()
             },
             logger: logger)
+        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 defer { portContinuation.finish() }
-                try await app.runService(gracefulShutdownSignals: [])
+                try await services.run()
             }
+            // Stopped gracefully first, so the listening socket closes before anything is
+            // cancelled: cancelling the server outright could land while a late connection
+            // (a client still retrying, say) is being accepted, and NIO traps on an async
+            // channel that is dropped unfinished. What still runs after a moment (a `/hang`
+            // handler) is then cancelled.
             defer { group.cancelAll() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next(), port > 0 else {
                 throw TestSetupError("the fake identity provider did not start")
             }
             let baseURL = tlsHost.map { "https://\($0):\(port)" } ?? "http://127.0.0.1:\(port)"
-            return try await body(FakeIdentityProvider(baseURL: baseURL, state: state, clientTLSConfiguration: tls?.client))
+            let result: Result<T, any Error>
+            do {
+                result = .success(
+                    try await body(FakeIdentityProvider(baseURL: baseURL, state: state, clientTLSConfiguration: tls?.client)))
+            } catch {
+                result = .failure(error)
+            }
+            await services.triggerGracefulShutdown()
+            try? await Task.sleep(for: .milliseconds(500))
+            return try result.get()
         }
     }
 
