@@ -152,6 +152,14 @@ struct AccountLinkingFlowTests {
             let methods = try await gateway.endUser("accounts:createAuthUri", ["identifier": "alice@example.com"], tenant: tenant)
             #expect(try methods.json().value(at: ["signinMethods"]) == .array([.string("github.com"), .string("password")]))
 
+            // A request refused for another field (a weak password) unlinks nothing.
+            let refused = try await gateway.endUser(
+                "accounts:update",
+                ["idToken": .string(alice.idToken), "deleteProvider": .array(["github.com"]), "password": "x"], tenant: tenant)
+            refused.expectEnvelope(.badRequest, "WEAK_PASSWORD")
+            let still = try await gateway.endUser("accounts:createAuthUri", ["identifier": "alice@example.com"], tenant: tenant)
+            #expect(try still.json().value(at: ["signinMethods"]) == .array([.string("github.com"), .string("password")]))
+
             let unlinked = try await gateway.endUser(
                 "accounts:update", ["idToken": .string(alice.idToken), "deleteProvider": .array(["github.com"])], tenant: tenant)
             #expect(unlinked.status == .ok, "\(String(buffer: unlinked.body))")
