@@ -3,17 +3,17 @@ import Hummingbird
 import PortcullisCore
 import PortcullisStore
 
-/// A tenant or the project's configuration as Identity Platform renders it: `name` plus
-/// the settings document.
+/// An Identity Platform resource whose fields a Core type renders (a tenant's or the
+/// project's settings, a provider configuration): `name` plus that document.
 ///
 /// Requests carry the same document, decoded as a ``JSONValue``: an update mask names
-/// paths in it, so ``TenantSettings`` reads it (one schema, in Core) rather than a
-/// request type restating every field.
-struct SettingsResource: ResponseEncodable {
+/// paths in it, so the Core type reads it (one schema, in Core) rather than a request
+/// type restating every field.
+struct NamedResource: ResponseEncodable {
     let document: JSONValue
 
-    init(name: String, settings: TenantSettings) {
-        var document = settings.json
+    init(name: String, fields: JSONValue) {
+        var document = fields
         document.setValue(.string(name), at: ["name"])
         self.document = document
     }
@@ -23,7 +23,7 @@ struct SettingsResource: ResponseEncodable {
 
 /// A page of tenants.
 struct TenantList: ResponseEncodable {
-    let tenants: [SettingsResource]
+    let tenants: [NamedResource]
     let nextPageToken: String?
 }
 

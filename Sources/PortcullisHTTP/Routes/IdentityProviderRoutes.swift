@@ -37,9 +37,9 @@ struct IdentityProviderRoutes {
             return (id, try context.requireAdmin(for: .tenant(id)).actor)
         }
 
-        func resource(_ provider: IdentityProvider, tenantId: String?) -> IdentityProviderResource {
+        func resource(_ provider: IdentityProvider, tenantId: String?) -> NamedResource {
             let name = "projects/\(projectId)/" + (tenantId.map { "tenants/\($0)/" } ?? "") + "\(self.name)/\(provider.providerId)"
-            return IdentityProviderResource(name: name, provider: provider)
+            return NamedResource(name: name, fields: provider.json)
         }
     }
 

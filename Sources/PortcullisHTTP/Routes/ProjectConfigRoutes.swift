@@ -22,7 +22,7 @@ struct ProjectConfigRoutes {
         }
     }
 
-    func resource(_ settings: TenantSettings) -> SettingsResource {
-        SettingsResource(name: "projects/\(projectId)/config", settings: settings)
+    func resource(_ settings: TenantSettings) -> NamedResource {
+        NamedResource(name: "projects/\(projectId)/config", fields: settings.json)
     }
 }

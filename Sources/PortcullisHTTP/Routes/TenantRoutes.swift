@@ -45,7 +45,7 @@ struct TenantRoutes {
     }
 
     /// Identity Platform's tenant resource: `name` plus the settings.
-    func resource(_ tenant: Tenant) -> SettingsResource {
-        SettingsResource(name: "projects/\(projectId)/tenants/\(tenant.id)", settings: tenant.settings)
+    func resource(_ tenant: Tenant) -> NamedResource {
+        NamedResource(name: "projects/\(projectId)/tenants/\(tenant.id)", fields: tenant.settings.json)
     }
 }
