@@ -108,6 +108,17 @@ public struct AuthError: Error, Sendable, Equatable {
         case configurationExists = "CONFIGURATION_EXISTS"
         case serviceAccountNotFound = "SERVICE_ACCOUNT_NOT_FOUND"
 
+        // Email actions
+        case missingOobCode = "MISSING_OOB_CODE"
+        case invalidOobCode = "INVALID_OOB_CODE"
+        case expiredOobCode = "EXPIRED_OOB_CODE"
+        case missingRequestType = "MISSING_REQ_TYPE"
+        case invalidRequestType = "INVALID_REQ_TYPE"
+        case missingNewEmail = "MISSING_NEW_EMAIL"
+        case resetPasswordExceedLimit = "RESET_PASSWORD_EXCEED_LIMIT"
+        case invalidContinueUri = "INVALID_CONTINUE_URI"
+        case unauthorizedDomain = "UNAUTHORIZED_DOMAIN"
+
         // Infrastructure
         case unavailable = "UNAVAILABLE"
         case internalError = "INTERNAL_ERROR"
@@ -166,6 +177,15 @@ public struct AuthError: Error, Sendable, Equatable {
             case .configurationNotFound: "There is no such provider configuration."
             case .configurationExists: "That provider is configured already."
             case .serviceAccountNotFound: "There is no such service account."
+            case .missingOobCode: "An action code (oobCode) is required."
+            case .invalidOobCode: "The action code is not valid, or was used already."
+            case .expiredOobCode: "The action code has expired."
+            case .missingRequestType: "requestType is required."
+            case .invalidRequestType: "requestType must be VERIFY_EMAIL, PASSWORD_RESET or VERIFY_AND_CHANGE_EMAIL."
+            case .missingNewEmail: "The new email address (newEmail) is required."
+            case .resetPasswordExceedLimit: "Too many password reset emails; try again later."
+            case .invalidContinueUri: "The continue URL must be an absolute http(s) URL."
+            case .unauthorizedDomain: "The continue URL's domain is not authorised for this tenant."
             case .unavailable: "The database is unavailable; try again shortly."
             case .internalError: "Something failed inside Portcullis; its log has the details."
             }

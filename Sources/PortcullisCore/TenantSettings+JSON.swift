@@ -12,6 +12,8 @@ extension TenantSettings {
         "signingAlgorithm", "idTokenLifetimeSeconds", "recentLoginWindowSeconds",
         "refreshTokenReuseGraceSeconds", "oobCodeLifetimeSeconds", "trustedEmailDomains",
         "scryptParameters", "scryptParameters.logN", "scryptParameters.r", "scryptParameters.p",
+        "authorizedDomains", "emailDelivery", "emailDelivery.channel", "emailDelivery.webhookUri",
+        "emailDelivery.webhookSecretVersion", "emailDelivery.from", "emailDelivery.templates",
     ]
 
     static let federatedProviders: Set<String> = [
@@ -63,6 +65,17 @@ extension TenantSettings {
         if let scrypt = try body.object("scryptParameters") {
             scryptParameters = try ScryptParameters(reader: scrypt)
         }
+        if let domains = try body.array("authorizedDomains") {
+            authorizedDomains = try domains.enumerated().map { (index, item) throws(AuthError) in
+                guard case .string(let domain) = item, !domain.isEmpty, domain.utf8.count <= 253,
+                    domain.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" })
+                else { throw AuthError(.invalidArgument, detail: "authorizedDomains[\(index)] must be a host name") }
+                return domain.lowercased()
+            }
+        }
+        if let delivery = try body.object("emailDelivery") {
+            emailDelivery = try EmailDelivery(reader: delivery)
+        }
     }
 
     private static func bounded(
@@ -103,6 +116,8 @@ extension TenantSettings {
         ]
         if let displayName { members["displayName"] = .string(displayName) }
         if let scryptParameters { members["scryptParameters"] = scryptParameters.json }
+        members["authorizedDomains"] = .array(authorizedDomains.map(JSONValue.string))
+        if let emailDelivery { members["emailDelivery"] = emailDelivery.json }
         return .object(members)
     }
 }

@@ -35,6 +35,11 @@ public struct TenantSettings: Sendable, Equatable {
     /// scrypt cost for the tenant's new password hashes; `nil`: the daemon's default
     /// (N = 2^14, r = 8, p = 1). Existing hashes keep theirs until the next sign-in.
     public var scryptParameters: ScryptParameters?
+    /// Hosts (and their subdomains) an email action's `continueUrl` may name, besides
+    /// `localhost` and the gateway's public host (Identity Platform's authorized domains).
+    public var authorizedDomains: [String] = []
+    /// How email actions are delivered; `nil`: the daemon's default channel.
+    public var emailDelivery: EmailDelivery?
 
     /// Settings with every default.
     public init() {}

@@ -11,7 +11,6 @@ public struct APIKeyMiddleware: RouterMiddleware {
     public typealias Context = PortcullisRequestContext
 
     private let keyHashes: [[UInt8]]
-    private static let header = HTTPField.Name("X-Goog-Api-Key")
 
     /// Accepts any of `keys`.
     public init(keys: [String]) {
@@ -21,13 +20,26 @@ public struct APIKeyMiddleware: RouterMiddleware {
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let presented = request.query("key") ?? Self.header.flatMap({ request.headers[$0] }) else {
-            throw AuthError(.apiKeyInvalid)
-        }
+        guard let presented = request.apiKey, accepts(presented) else { throw AuthError(.apiKeyInvalid) }
+        return try await next(request, context)
+    }
+
+    /// Whether `presented` is one of the configured keys.
+    func accepts(_ presented: String) -> Bool {
         let hash = SecretToken.hash(presented)
         // Check every key so the time does not depend on which one matched.
-        let matched = keyHashes.reduce(false) { $0 || SecretToken.constantTimeEquals($1, hash) }
-        guard matched else { throw AuthError(.apiKeyInvalid) }
-        return try await next(request, context)
+        return keyHashes.reduce(false) { $0 || SecretToken.constantTimeEquals($1, hash) }
+    }
+}
+
+extension HTTPField.Name {
+    /// Where Firebase clients may put the API key instead of `?key=`.
+    static let googleAPIKey = HTTPField.Name("X-Goog-Api-Key")!  // safe: constant, valid
+}
+
+extension Request {
+    /// The API key the request presents, in `?key=` or `X-Goog-Api-Key`.
+    var apiKey: String? {
+        query("key") ?? headers[.googleAPIKey]
     }
 }

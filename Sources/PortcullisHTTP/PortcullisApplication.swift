@@ -1,3 +1,4 @@
+import Foundation
 public import Hummingbird
 public import Logging
 public import NIOCore
@@ -46,6 +47,8 @@ public struct ServerConfiguration: Sendable {
     /// Networks outbound requests (IdP JWKS and user-info, webhooks) may reach although
     /// private, loopback or link-local, over plain http too (`outbound.allowed_private_networks`).
     public var outboundAllowedNetworks: [IPNetwork]
+    /// Email-action delivery: the default channel, sendmail, retries (`email.*`).
+    public var emailDelivery: EmailDeliveryService.Configuration
 
     /// Creates a configuration.
     public init(
@@ -54,7 +57,7 @@ public struct ServerConfiguration: Sendable {
         masterKey: MasterKey, passwordHashing: ScryptParameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
         keyRotationPeriod: Duration = .seconds(30 * 86_400), jwksMaxAgeSeconds: Int = 300, trustedProxies: [IPNetwork] = [],
         idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock = SystemClock(),
-        outboundAllowedNetworks: [IPNetwork] = []
+        outboundAllowedNetworks: [IPNetwork] = [], emailDelivery: EmailDeliveryService.Configuration = .init()
     ) {
         self.projectId = projectId
         self.publicURL = publicURL
@@ -73,6 +76,7 @@ public struct ServerConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.clock = clock
         self.outboundAllowedNetworks = outboundAllowedNetworks
+        self.emailDelivery = emailDelivery
     }
 }
 
@@ -156,6 +160,27 @@ public struct PortcullisServer: Sendable {
         let rotation = KeyRotationService(
             keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, schema: schema, logger: logger)
         let sweeper = SessionSweeper(sessions: sessions, clock: configuration.clock, schema: schema, logger: logger)
+        let audit = AuditLogRepository(database: database, logger: logger)
+        let publicHost = URLComponents(string: configuration.publicURL)?.host ?? "localhost"
+        let emailDelivery = EmailDeliveryService(
+            configuration: configuration.emailDelivery, outbox: EmailOutboxRepository(database: database, logger: logger),
+            tenants: cache, masterKey: configuration.masterKey,
+            channels: [
+                .webhook: WebhookEmailChannel(
+                    client: outbound, keys: WebhookSigningKeys(masterKey: configuration.masterKey), clock: configuration.clock),
+                .sendmail: SendmailEmailChannel(
+                    path: configuration.emailDelivery.sendmailPath, defaultFrom: configuration.emailDelivery.defaultFrom,
+                    messageDomain: publicHost),
+                .log: LogEmailChannel(logger: logger),
+            ], audit: audit, schema: schema, logger: logger)
+        let emailActions = EmailActionService(
+            accounts: accounts, users: users,
+            codes: ActionCodeRepository(database: database, users: users, logger: logger), tenants: cache,
+            passwords: passwords, revocation: revocation, delivery: emailDelivery, masterKey: configuration.masterKey,
+            links: .init(
+                publicURL: configuration.publicURL, projectId: configuration.projectId,
+                defaultAPIKey: configuration.apiKeys.first),
+            clock: configuration.clock)
 
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: ErrorEnvelopeMiddleware())
@@ -172,7 +197,7 @@ public struct PortcullisServer: Sendable {
         TenantRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
         AdminKeyRoutes(service: adminKeys, projectId: configuration.projectId).register(on: admin)
-        AuditRoutes(audit: AuditLogRepository(database: database, logger: logger)).register(on: admin)
+        AuditRoutes(audit: audit).register(on: admin)
         IdentityProviderRoutes(
             service: IdentityProviderAdminService(
                 repository: IdentityProviderRepository(database: database, logger: logger), cache: identityProviders,
@@ -193,10 +218,15 @@ public struct PortcullisServer: Sendable {
             publicURL: configuration.publicURL)
         keyRoutes.registerPublic(on: router)
         keyRoutes.registerAdmin(on: admin)
-        AdminAccountRoutes(accounts: adminAccounts).register(
-            on: router.group("v1/projects/{project}").add(middleware: authenticator))
-        let endUser = router.group("v1").add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
-        AccountRoutes(accounts: accounts).register(on: endUser)
+        let adminV1 = router.group("v1/projects/{project}").add(middleware: authenticator)
+        AdminAccountRoutes(accounts: adminAccounts).register(on: adminV1)
+        let emailActionRoutes = EmailActionRoutes(emailActions: emailActions)
+        emailActionRoutes.registerAdmin(on: adminV1)
+        let apiKeys = APIKeyMiddleware(keys: configuration.apiKeys)
+        let endUser = router.group("v1").add(middleware: apiKeys)
+        AccountRoutes(accounts: accounts, emailActions: emailActions).register(on: endUser)
+        emailActionRoutes.register(on: endUser)
+        ActionPageRoutes(emailActions: emailActions, apiKeys: apiKeys).register(on: router)
         FederatedSignInRoutes(service: federated).register(on: endUser)
         CustomTokenRoutes(customTokens: customTokens).register(on: endUser)
         TokenRoutes(tokens: tokens).register(on: endUser)
@@ -213,7 +243,7 @@ public struct PortcullisServer: Sendable {
                     ],
                     idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [database.client, listener, rotation, sweeper] + services,
+            services: [database.client, listener, rotation, sweeper, emailDelivery] + services,
             onServerRunning: onServerRunning,
             logger: logger)
         application.beforeServerStarts {

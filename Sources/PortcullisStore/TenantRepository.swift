@@ -118,6 +118,8 @@ public struct TenantRepository: Sendable {
             // Tenant-owned rows without a foreign key to tenants (the project's users share these tables);
             // sessions before users, the order a refresh locks them in (see `UserRepository.delete`).
             try await connection.query("DELETE FROM refresh_sessions WHERE tenant_id = \(id)", logger: logger)
+            try await connection.query("DELETE FROM action_codes WHERE tenant_id = \(id)", logger: logger)
+            try await connection.query("DELETE FROM email_outbox WHERE tenant_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM users WHERE tenant_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM signing_keys WHERE tenant_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM identity_providers WHERE tenant_id = \(id)", logger: logger)

@@ -189,6 +189,22 @@ public struct UserRepository: Sendable {
     public func update(
         tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition = .none
     ) async throws -> User? {
+        do {
+            return try await database.withTransaction { connection in
+                try await self.update(tenantId: tenantId, uid: uid, update, requiring: precondition, on: connection)
+            }
+        } catch is UniqueViolation {
+            throw AuthError(.emailExists)
+        }
+    }
+
+    /// ``update(tenantId:uid:_:requiring:)`` inside the caller's transaction (applying an
+    /// action code consumes the code and changes the user in one). A clash on the email
+    /// index surfaces as `UniqueViolation` for the caller to translate.
+    func update(
+        tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition,
+        on connection: PostgresConnection
+    ) async throws -> User? {
         let tenant = tenantId ?? ""
         let claims = update.customAttributes.map { JSONValue.object($0).serialized() }
         let (revocationMode, revocationValue): (Int, Int64) =
@@ -220,26 +236,28 @@ public struct UserRepository: Sendable {
             WHERE tenant_id = \(tenant) AND uid = \(uid) \(unescaped: precondition.sql)
             RETURNING \(unescaped: Self.columns)
             """
-        do {
-            return try await database.withTransaction { connection in
-                let rows = try await connection.query(query, logger: logger)
-                guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
-                if update.changesPasswordLink {
-                    // The statement's snapshot predates the link it is about to rewrite.
-                    user.syncPasswordLink()
-                    try await syncPasswordLink(of: user, on: connection)
-                }
-                if update.changesRevocationState {
-                    try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
-                }
-                return user
-            }
-        } catch is UniqueViolation {
-            throw AuthError(.emailExists)
+        let rows = try await connection.query(query, logger: logger)
+        guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
+        if update.changesPasswordLink {
+            // The statement's snapshot predates the link it is about to rewrite.
+            user.syncPasswordLink()
+            try await syncPasswordLink(of: user, on: connection)
         }
+        if update.changesRevocationState {
+            try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
+        }
+        return user
     }
 
-    /// Deletes the user (their refresh tokens go with them); `false` when absent.
+    /// The user row, locked `FOR UPDATE` in the caller's transaction; `nil` when absent.
+    func lockedUser(tenantId: String?, uid: String, on connection: PostgresConnection) async throws -> User? {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) FOR UPDATE",
+            logger: logger)
+        return try await Self.decode(rows, tenantId: tenantId).first?.0
+    }
+
+    /// Deletes the user (their refresh sessions and action codes go with them); `false` when absent.
     ///
     /// The sessions go first, then the user row: the order a refresh locks them in (it
     /// rotates the session row, then stamps the user row). Deleting the user row first and
@@ -249,6 +267,8 @@ public struct UserRepository: Sendable {
         try await database.withTransaction { connection in
             try await connection.query(
                 "DELETE FROM refresh_sessions WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
+            try await connection.query(
+                "DELETE FROM action_codes WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
             let rows = try await connection.query(
                 "DELETE FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) RETURNING uid", logger: logger)
             var deleted = false

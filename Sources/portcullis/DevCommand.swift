@@ -32,6 +32,8 @@ struct DevCommand: AsyncParsableCommand {
         loader.overrides["master_key.file"] = loader.overrides["master_key.file"] ?? path("master.key")
         // Identity providers under development run on this machine: let outbound requests reach loopback.
         loader.extraOutboundNetworks = ["127.0.0.0/8", "::1/128"].compactMap { IPNetwork($0) }
+        // Email action links land in the log unless a tenant configures delivery.
+        loader.defaultEmailChannel = "log"
         let settings = try await options.loadSettings(loader)
         let logger = commandLogger(settings)
 

@@ -42,6 +42,8 @@ struct Settings: Sendable, Equatable {
     var outboundAllowedNetworks: [IPNetwork] = []
     var idleTimeoutSeconds = 75
     var requestTimeoutSeconds = 30
+    /// `email.*`: the default delivery channel, sendmail, retries.
+    var emailDelivery = EmailDeliveryService.Configuration()
 
     /// The settings a running daemon can change on SIGHUP.
     var reloadable: [String: String] {
@@ -62,7 +64,8 @@ struct Settings: Sendable, Equatable {
                 apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey.key,
                 abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
                 trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
-                requestTimeout: .seconds(requestTimeoutSeconds), outboundAllowedNetworks: outboundAllowedNetworks)
+                requestTimeout: .seconds(requestTimeoutSeconds), outboundAllowedNetworks: outboundAllowedNetworks,
+                emailDelivery: emailDelivery)
         }
     }
 }
@@ -94,6 +97,8 @@ struct SettingsLoader {
     /// Networks added to `outbound.allowed_private_networks` whatever the sources say
     /// (`portcullis dev` adds loopback, for identity providers running on the developer's machine).
     var extraOutboundNetworks: [IPNetwork] = []
+    /// The `email.default_channel` when the sources name none (`portcullis dev`: `log`).
+    var defaultEmailChannel = "none"
 
     func load() async throws -> Settings {
         let reader = try await makeReader()
@@ -264,6 +269,21 @@ struct SettingsLoader {
             failedSignInsPerIP: try int("limits.failed_sign_ins_per_ip", default: 100, range: 0...1_000_000),
             signUpsPerIP: try int("limits.sign_ups_per_ip", default: 100, range: 0...1_000_000),
             windowSeconds: try int("limits.window_seconds", default: 900, range: 1...86_400))
+        var email = EmailDeliveryService.Configuration()
+        let channel = (string("email.default_channel") ?? defaultEmailChannel).lowercased()
+        switch channel {
+        case "none": email.defaultDelivery = nil
+        case "log": email.defaultDelivery = EmailDelivery(channel: .log)
+        case "sendmail": email.defaultDelivery = EmailDelivery(channel: .sendmail)
+        default: throw SettingsError(key: "email.default_channel", reason: "must be none, log or sendmail")
+        }
+        email.sendmailPath = string("email.sendmail_path") ?? email.sendmailPath
+        email.defaultFrom = string("email.from") ?? "noreply@\(url.host ?? "localhost")"
+        guard !email.defaultFrom.contains(where: \.isNewline) else {
+            throw SettingsError(key: "email.from", reason: "must be one line")
+        }
+        email.maxAttempts = try int("email.max_attempts", default: 8, range: 1...100)
+        email.retryBaseDelay = .milliseconds(try int("email.retry_base_milliseconds", default: 10_000, range: 1...3_600_000))
         return Settings(
             listenHost: host, listenPort: port, publicURL: publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL,
             projectId: projectId, database: database, apiKeys: apiKeys, logLevel: level, logFormat: format,
@@ -273,6 +293,7 @@ struct SettingsLoader {
             limits: limits, keyRotationDays: try int("keys.rotation_days", default: 30, range: 1...3650),
             trustedProxies: trustedProxies, outboundAllowedNetworks: outboundAllowedNetworks,
             idleTimeoutSeconds: try int("listen.idle_timeout_seconds", default: 75, range: 1...3600),
-            requestTimeoutSeconds: try int("listen.request_timeout_seconds", default: 30, range: 1...3600))
+            requestTimeoutSeconds: try int("listen.request_timeout_seconds", default: 30, range: 1...3600),
+            emailDelivery: email)
     }
 }

@@ -24,8 +24,8 @@ struct MigratorTests {
             }
             #expect(
                 tables == [
-                    "admin_keys", "audit_log", "identity_providers", "project_config", "refresh_sessions", "schema_migrations",
-                    "service_accounts", "signing_keys", "tenants", "user_providers", "users",
+                    "action_codes", "admin_keys", "audit_log", "email_outbox", "identity_providers", "project_config",
+                    "refresh_sessions", "schema_migrations", "service_accounts", "signing_keys", "tenants", "user_providers", "users",
                 ])
         }
     }

@@ -88,6 +88,15 @@ struct UpdateAccountRequest: Decodable, TenantScopedBody, ProfileBody {
     let deleteAttribute: [String]?
     /// Providers to unlink (`password` removes the password).
     let deleteProvider: [String]?
+    /// An email action code to apply instead (verification, email change): no `idToken` needed.
+    let oobCode: String?
+}
+
+/// `accounts:update` with `oobCode`: what the code did, no more (the caller holds no token).
+struct ApplyActionCodeResponse: ResponseEncodable {
+    var kind = "identitytoolkit#SetAccountInfoResponse"
+    let email: String?
+    let emailVerified: Bool
 }
 
 /// An answer that is only its `kind` (`accounts:delete`).

@@ -6,6 +6,7 @@ import PortcullisCrypto
 /// `/v1/accounts:*`: the end-user Identity Toolkit endpoints (API key required).
 struct AccountRoutes {
     let accounts: AccountService
+    let emailActions: EmailActionService
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.post("accounts:signUp") { request, context in
@@ -34,12 +35,18 @@ struct AccountRoutes {
         }
         group.post("accounts:update") { request, context in
             let body = try await request.decode(as: UpdateAccountRequest.self, context: context)
+            if body.oobCode != nil {
+                let (_, user) = try await emailActions.apply(code: body.oobCode, tenantId: body.tenant)
+                return try CompactJSONResponseEncoder.response(
+                    ApplyActionCodeResponse(email: user.email, emailVerified: user.emailVerified))
+            }
             let (user, tokens) = try await accounts.update(
                 idToken: body.idToken, tenantId: body.tenant,
                 changes: .init(
                     email: body.email, password: body.password, profile: body.profile,
                     deleteAttributes: Set(body.deleteAttribute ?? []), deleteProviders: Set(body.deleteProvider ?? [])))
-            return UserAnswer(kind: "identitytoolkit#SetAccountInfoResponse", user: UserInfo(user), tokens: tokens.map(TokenFields.init))
+            return try CompactJSONResponseEncoder.response(
+                UserAnswer(kind: "identitytoolkit#SetAccountInfoResponse", user: UserInfo(user), tokens: tokens.map(TokenFields.init)))
         }
         group.post("accounts:delete") { request, context in
             let body = try await request.decode(as: IDTokenRequest.self, context: context)

@@ -13,7 +13,7 @@ public struct Migration: Sendable {
 
     /// Every migration, in order.
     public static let all: [Migration] = [
-        .foundation, .accounts, .refreshSessions, .userProviders, .preciseRevocation, .federation,
+        .foundation, .accounts, .refreshSessions, .userProviders, .preciseRevocation, .federation, .emailActions,
     ]
 
     /// The version a current schema has.

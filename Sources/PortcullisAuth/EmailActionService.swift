@@ -1,0 +1,265 @@
+import Foundation
+public import PortcullisCore
+public import PortcullisCrypto
+public import PortcullisStore
+
+/// Email actions (DESIGN.md §2, issue 14): issuing action codes with their messages
+/// (`accounts:sendOobCode`), inspecting them and applying them (`accounts:resetPassword`,
+/// `accounts:update` with `oobCode`, the action page).
+///
+/// Codes are 256-bit random strings stored only as SHA-256, single-use, expiring after
+/// the tenant's `oobCodeLifetimeSeconds`, and bound to tenant, user, purpose and address.
+/// End users never get a code or link back: it travels only in the message, written to
+/// the outbox in the transaction that stores the code. Admins may take the link instead.
+public struct EmailActionService: Sendable {
+    let accounts: AccountService
+    let users: UserRepository
+    let codes: ActionCodeRepository
+    let tenants: TenantSettingsCache
+    let passwords: PasswordHashingService
+    let revocation: RevocationCache
+    let delivery: EmailDeliveryService
+    let masterKey: MasterKey
+    let links: LinkSettings
+    let clock: any WallClock
+
+    /// What action links are made of.
+    public struct LinkSettings: Sendable {
+        /// The gateway's public URL (the action page lives under it).
+        public var publicURL: String
+        /// The product name of project users' messages.
+        public var projectId: String
+        /// The `apiKey` of links made for admins, who call without one.
+        public var defaultAPIKey: String?
+
+        /// Link settings.
+        public init(publicURL: String, projectId: String, defaultAPIKey: String?) {
+            self.publicURL = publicURL
+            self.projectId = projectId
+            self.defaultAPIKey = defaultAPIKey
+        }
+    }
+
+    /// A service issuing codes through `codes` and delivering through `delivery`.
+    public init(
+        accounts: AccountService, users: UserRepository, codes: ActionCodeRepository, tenants: TenantSettingsCache,
+        passwords: PasswordHashingService, revocation: RevocationCache, delivery: EmailDeliveryService, masterKey: MasterKey,
+        links: LinkSettings, clock: any WallClock = SystemClock()
+    ) {
+        self.accounts = accounts
+        self.users = users
+        self.codes = codes
+        self.tenants = tenants
+        self.passwords = passwords
+        self.revocation = revocation
+        self.delivery = delivery
+        self.masterKey = masterKey
+        self.links = links
+        self.clock = clock
+    }
+
+    /// An `accounts:sendOobCode` request.
+    public struct SendRequest: Sendable {
+        /// `requestType`.
+        public var kind: EmailActionKind
+        /// The account's email (resets; admins for every kind).
+        public var email: String?
+        /// The new address of an email change.
+        public var newEmail: String?
+        /// The signed-in user (end users' verification and email change).
+        public var idToken: String?
+        /// Where the action page sends the user afterwards.
+        public var continueURL: String?
+        /// `X-Firebase-Locale`.
+        public var locale: String?
+        /// The API key the request came with, repeated in the link.
+        public var apiKey: String?
+
+        /// A request.
+        public init(
+            kind: EmailActionKind, email: String? = nil, newEmail: String? = nil, idToken: String? = nil,
+            continueURL: String? = nil, locale: String? = nil, apiKey: String? = nil
+        ) {
+            self.kind = kind
+            self.email = email
+            self.newEmail = newEmail
+            self.idToken = idToken
+            self.continueURL = continueURL
+            self.locale = locale
+            self.apiKey = apiKey
+        }
+    }
+
+    // MARK: Issuing
+
+    /// `accounts:sendOobCode` from an end user: sends the message and returns the email to
+    /// echo. With email privacy on, a reset for an unknown or disabled account answers the
+    /// same as for a real one and sends nothing.
+    public func send(_ request: SendRequest, tenantId: String?, actor: String? = nil) async throws -> String {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let target: (user: User, address: String)
+        switch request.kind {
+        case .passwordReset:
+            let email = try EmailAddress.validate(try Self.required(request.email, .missingEmail))
+            let user = try await users.find(tenantId: tenantId, email: email)?.user
+            guard let user, !user.disabled else {
+                if settings.enableImprovedEmailPrivacy { return email }
+                throw AuthError(user == nil ? .emailNotFound : .userDisabled)
+            }
+            target = (user, email)
+        case .verifyEmail:
+            let (user, _) = try await accounts.authenticate(idToken: request.idToken, tenantId: tenantId)
+            target = (user, try Self.required(user.email, .missingEmail))
+        case .verifyAndChangeEmail:
+            let (user, claims) = try await accounts.authenticate(idToken: request.idToken, tenantId: tenantId)
+            try SessionPolicy.requireRecentSignIn(
+                authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds)
+            let address = try await newAddress(request.newEmail, tenantId: tenantId, revealTaken: !settings.enableImprovedEmailPrivacy)
+            target = (user, address)
+        }
+        do {
+            _ = try await issue(
+                request, for: target.user, address: target.address, settings: settings, sending: true,
+                actor: actor ?? "user:\(target.user.uid)")
+        } catch let error as AuthError
+            where request.kind == .passwordReset && settings.enableImprovedEmailPrivacy
+            && error == EmailActionPolicy.floodError(request.kind)
+        {
+            // The flood answer would tell a stranger the address has an account.
+            return target.address
+        }
+        return request.kind == .verifyAndChangeEmail ? (target.user.email ?? target.address) : target.address
+    }
+
+    /// `accounts:sendOobCode` from an admin: the account is named by `email`. With
+    /// `returnLink` the link is returned and nothing is sent (`generatePasswordResetLink`,
+    /// `generateEmailVerificationLink`, `generateVerifyAndChangeEmailLink`).
+    public func adminSend(
+        _ request: SendRequest, tenantId: String?, returnLink: Bool, actor: String
+    ) async throws -> (email: String, link: String?) {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        let email = try EmailAddress.validate(try Self.required(request.email, .missingEmail))
+        guard let user = try await users.find(tenantId: tenantId, email: email)?.user else {
+            throw AuthError(.emailNotFound)
+        }
+        let address =
+            request.kind == .verifyAndChangeEmail
+            ? try await newAddress(request.newEmail, tenantId: tenantId, revealTaken: true) : email
+        let link = try await issue(request, for: user, address: address, settings: settings, sending: !returnLink, actor: actor)
+        return (email, returnLink ? link : nil)
+    }
+
+    /// A validated new address that no other account holds (when that may be said).
+    private func newAddress(_ text: String?, tenantId: String?, revealTaken: Bool) async throws -> String {
+        let address = try EmailAddress.validate(try Self.required(text, .missingNewEmail))
+        if revealTaken, try await users.find(tenantId: tenantId, email: address) != nil {
+            throw AuthError(.emailExists)
+        }
+        return address
+    }
+
+    /// Stores a new code for `user` and, when `sending`, its message; returns the link.
+    private func issue(
+        _ request: SendRequest, for user: User, address: String, settings: TenantSettings, sending: Bool, actor: String
+    ) async throws -> String {
+        let tenantId = user.tenantId
+        let continueURL = try request.continueURL.map { url throws(AuthError) in
+            try ContinueURLPolicy.validate(url, authorizedDomains: settings.authorizedDomains, publicURL: links.publicURL)
+        }
+        let now = clock.now()
+        let code = SecretToken.random()
+        let link = ActionLink.make(
+            publicURL: links.publicURL, kind: request.kind, code: code, apiKey: request.apiKey ?? links.defaultAPIKey,
+            continueURL: continueURL, languageCode: request.locale, tenantId: tenantId)
+        var entry: OutboxEntry?
+        if sending {
+            guard try await delivery.delivery(for: settings, tenantId: tenantId) != nil else {
+                throw AuthError(.operationNotAllowed, detail: "no email delivery is configured for this tenant")
+            }
+            let message = EmailMessage(
+                id: "", tenantId: tenantId, kind: request.kind, uid: user.uid, recipient: address,
+                email: user.email ?? address, link: link, locale: request.locale, displayName: user.displayName,
+                appName: settings.displayName ?? links.projectId)
+            entry = OutboxEntry(
+                tenantId: tenantId, kind: request.kind, uid: user.uid, recipient: address,
+                sealedContent: try masterKey.seal(
+                    Array(message.content.serialized().utf8),
+                    context: EmailDeliveryService.sealingContext(tenantId: tenantId)))
+        }
+        try await codes.issue(
+            ActionCode(
+                tenantId: tenantId, uid: user.uid, kind: request.kind, email: address, continueURL: continueURL,
+                expiresAt: now.adding(seconds: Int64(settings.oobCodeLifetimeSeconds))),
+            codeHash: SecretToken.hash(code), now: now, message: entry, floodLimit: EmailActionPolicy.codesPerUserPerHour,
+            floodError: EmailActionPolicy.floodError(request.kind),
+            audit: AuditEntry(
+                tenantId: tenantId, actor: actor, action: sending ? "email.sent" : "email.link_generated",
+                target: "users/\(user.uid)", after: .object(["type": .string(request.kind.rawValue)])))
+        if sending { delivery.wake() }
+        return link
+    }
+
+    // MARK: Applying
+
+    /// What a code is for, without using it (`accounts:resetPassword` without `newPassword`,
+    /// the action page before its form).
+    /// - Returns: the code, and its user's current email (the old address of an email change).
+    public func inspect(code: String?, tenantId: String?) async throws -> (ActionCode, currentEmail: String?) {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let found = try await codes.find(tenantId: tenantId, codeHash: Self.hash(code), now: clock.now())
+        guard let user = try await users.find(tenantId: tenantId, uid: found.uid)?.user else {
+            throw AuthError(.invalidOobCode)
+        }
+        return (found, user.email)
+    }
+
+    /// `accounts:update` with `oobCode`: applies a verification or an email change.
+    public func apply(code: String?, tenantId: String?) async throws -> (ActionCode, User) {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        return try await consume(code, tenantId: tenantId, kinds: [.verifyEmail, .verifyAndChangeEmail], passwordHash: nil)
+    }
+
+    /// `accounts:resetPassword` with `oobCode` and `newPassword`: sets the password, marks the
+    /// email verified and revokes every session. The code is spent only if the password is
+    /// accepted.
+    public func resetPassword(code: String?, newPassword: String, tenantId: String?) async throws -> (ActionCode, User) {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let hashOfCode = try Self.hash(code)
+        // A dead code is refused before the password costs a hash.
+        _ = try await codes.find(tenantId: tenantId, codeHash: hashOfCode, now: clock.now())
+        try settings.passwordPolicy.check(newPassword)
+        let passwordHash = try await passwords.hash(newPassword, settings: settings)
+        return try await consume(code, tenantId: tenantId, kinds: [.passwordReset], passwordHash: passwordHash)
+    }
+
+    private func consume(
+        _ code: String?, tenantId: String?, kinds: Set<EmailActionKind>, passwordHash: String?
+    ) async throws -> (ActionCode, User) {
+        let now = clock.now()
+        let (applied, user) = try await codes.consume(
+            tenantId: tenantId, codeHash: Self.hash(code), kinds: kinds, now: now,
+            change: { code, user in
+                try EmailActionPolicy.change(applying: code.kind, issuedFor: code.email, to: user, passwordHash: passwordHash, now: now)
+            },
+            audit: { code in
+                AuditEntry(
+                    tenantId: tenantId, actor: "user:\(code.uid)", action: "email.applied", target: "users/\(code.uid)",
+                    after: .object(["type": .string(code.kind.rawValue)]))
+            })
+        if applied.kind != .verifyEmail { revocation.forget(tenantId: tenantId, uid: user.uid) }
+        return (applied, user)
+    }
+
+    private static func hash(_ code: String?) throws(AuthError) -> [UInt8] {
+        SecretToken.hash(try required(code, .missingOobCode))
+    }
+
+    private static func required(_ value: String?, _ missing: AuthError.Code) throws(AuthError) -> String {
+        guard let value, !value.isEmpty else { throw AuthError(missing) }
+        return value
+    }
+}

@@ -1,0 +1,126 @@
+import Hummingbird
+import PortcullisAuth
+import PortcullisCore
+
+/// `GET`/`POST /__/auth/action`: the page action links open, so the flows work without any
+/// frontend of the tenant's. A verification or email change is applied when the link is
+/// opened (as Firebase's hosted page does); a reset asks for the new password in a form.
+/// On success the page follows the code's `continueUrl` (checked against the tenant's
+/// authorised domains when the code was issued; the link's own parameter is ignored).
+struct ActionPageRoutes {
+    let emailActions: EmailActionService
+    let apiKeys: APIKeyMiddleware
+
+    /// The fields of a link, or of the reset form posted back.
+    struct Parameters: Decodable {
+        let mode: String?
+        let oobCode: String?
+        let apiKey: String?
+        let tenantId: String?
+        let lang: String?
+        let newPassword: String?
+
+        var tenant: String? { tenantId?.isEmpty == false ? tenantId : nil }
+    }
+
+    func register(on router: Router<PortcullisRequestContext>) {
+        router.get(RouterPath(ActionLink.path)) { request, _ in
+            let parameters = Parameters(
+                mode: request.query("mode"), oobCode: request.query("oobCode"), apiKey: request.query("apiKey"),
+                tenantId: request.query("tenantId"), lang: request.query("lang"), newPassword: nil)
+            return await open(parameters)
+        }
+        router.post(RouterPath(ActionLink.path)) { request, context in
+            let bytes = try await request.bodyBytes(context: context)
+            guard let form = try? URLEncodedFormDecoder().decode(Parameters.self, from: String(decoding: bytes, as: UTF8.self))
+            else { return Self.invalidLink }
+            return await submit(form)
+        }
+    }
+
+    /// A link opened: applies a verification, or shows the reset form.
+    private func open(_ parameters: Parameters) async -> Response {
+        guard let (kind, code, apiKey) = validated(parameters) else { return Self.invalidLink }
+        do {
+            switch kind {
+            case .passwordReset:
+                let (found, email) = try await emailActions.inspect(code: code, tenantId: parameters.tenant)
+                return ActionPage.resetForm(
+                    email: email ?? found.email,
+                    state: .init(
+                        mode: kind.mode, oobCode: code, apiKey: apiKey, tenantId: parameters.tenant, languageCode: parameters.lang))
+            case .verifyEmail, .verifyAndChangeEmail:
+                let (applied, user) = try await emailActions.apply(code: code, tenantId: parameters.tenant)
+                return Self.done(
+                    title: kind == .verifyEmail ? "Your email is verified" : "Your email has changed",
+                    text: kind == .verifyEmail
+                        ? "You can now sign in with \(user.email ?? applied.email)."
+                        : "Your account now uses \(applied.email). Sign in with it from now on.",
+                    continueURL: applied.continueURL)
+            }
+        } catch {
+            return Self.failure(error)
+        }
+    }
+
+    /// The reset form posted: sets the password, or shows the form again with the reason.
+    private func submit(_ form: Parameters) async -> Response {
+        guard let (kind, code, apiKey) = validated(form), kind == .passwordReset else { return Self.invalidLink }
+        do {
+            let (applied, user) = try await emailActions.resetPassword(
+                code: code, newPassword: form.newPassword ?? "", tenantId: form.tenant)
+            return Self.done(
+                title: "Your password has changed", text: "You can now sign in to \(user.email ?? applied.email) with it.",
+                continueURL: applied.continueURL)
+        } catch let error as AuthError where [.weakPassword, .passwordDoesNotMeetRequirements].contains(error.code) {
+            let email = (try? await emailActions.inspect(code: code, tenantId: form.tenant))?.currentEmail ?? ""
+            return ActionPage.resetForm(
+                email: email,
+                state: .init(mode: kind.mode, oobCode: code, apiKey: apiKey, tenantId: form.tenant, languageCode: form.lang),
+                error: "Choose a stronger password: \(error.detail ?? error.code.explanation)")
+        } catch {
+            return Self.failure(error)
+        }
+    }
+
+    /// The kind, code and API key of a well-formed link from a known app.
+    private func validated(_ parameters: Parameters) -> (EmailActionKind, String, String)? {
+        guard let mode = parameters.mode, let kind = EmailActionKind(mode: mode), let code = parameters.oobCode,
+            !code.isEmpty, code.utf8.count <= 128, let apiKey = parameters.apiKey, apiKeys.accepts(apiKey)
+        else { return nil }
+        return (kind, code, apiKey)
+    }
+
+    /// Success: onwards to the continue URL when there is one, else a page saying so.
+    private static func done(title: String, text: String, continueURL: String?) -> Response {
+        guard let continueURL else { return ActionPage.message(title: title, text: text) }
+        var response = Response(status: .seeOther, headers: ActionPage.headers)
+        response.headers[.location] = continueURL
+        return response
+    }
+
+    private static var invalidLink: Response {
+        ActionPage.message(
+            title: "This link is not valid", text: "Check that you opened the whole link from the email, or ask for a new one.",
+            status: .badRequest)
+    }
+
+    private static func failure(_ error: any Error) -> Response {
+        guard let error = error as? AuthError else {
+            return ActionPage.message(
+                title: "Something went wrong", text: "Try the link again in a moment.", status: .serviceUnavailable)
+        }
+        let text =
+            switch error.code {
+            case .invalidOobCode: "This link is not valid, or it was used already. Ask for a new one."
+            case .expiredOobCode: "This link has expired. Ask for a new one."
+            case .userDisabled: "This account is disabled."
+            case .emailExists: "Another account already uses this email address."
+            case .tenantNotFound, .projectDisabled: "This link's app does not accept it any more."
+            default: "Try the link again in a moment."
+            }
+        return ActionPage.message(
+            title: "This link did not work", text: text,
+            status: error.httpStatus >= 500 ? .serviceUnavailable : .badRequest)
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+public import Logging
+public import PortcullisCore
+import PostgresNIO
+
+/// A message to write to the outbox: routing in the clear, the rest (the link) sealed.
+public struct OutboxEntry: Sendable {
+    /// The tenant, `nil` for project users.
+    public var tenantId: String?
+    /// What the message is for.
+    public var kind: EmailActionKind
+    /// The user concerned.
+    public var uid: String
+    /// Where it goes.
+    public var recipient: String
+    /// ``EmailMessage/content`` sealed under the master key.
+    public var sealedContent: [UInt8]
+
+    /// An entry.
+    public init(tenantId: String?, kind: EmailActionKind, uid: String, recipient: String, sealedContent: [UInt8]) {
+        self.tenantId = tenantId
+        self.kind = kind
+        self.uid = uid
+        self.recipient = recipient
+        self.sealedContent = sealedContent
+    }
+}
+
+/// An outbox message claimed for one delivery attempt.
+public struct ClaimedMessage: Sendable {
+    /// The message's id.
+    public var id: String
+    /// The entry as written.
+    public var entry: OutboxEntry
+    /// Attempts so far, this one included.
+    public var attempts: Int
+}
+
+/// All SQL of `email_outbox`.
+///
+/// Delivery is at least once: a message is claimed with a lease (its `next_attempt_at`
+/// moves past the attempt's deadline) under `FOR UPDATE SKIP LOCKED`, so two instances
+/// never claim it together, and a daemon that dies mid-attempt leaves it to be claimed
+/// again when the lease runs out.
+public struct EmailOutboxRepository: Sendable {
+    let database: Database
+    let logger: Logger
+
+    /// A repository over the database.
+    public init(database: Database, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    /// Writes `entry` inside the caller's transaction (the one issuing its code).
+    static func enqueue(_ entry: OutboxEntry, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            INSERT INTO email_outbox (tenant_id, kind, uid, recipient, sealed_content)
+            VALUES (\(entry.tenantId ?? ""), \(entry.kind.rawValue), \(entry.uid), \(entry.recipient), \(ByteBuffer(bytes: entry.sealedContent)))
+            """, logger: logger)
+    }
+
+    /// Claims up to `limit` due messages, oldest first, for an attempt that must end within `lease`.
+    public func claimDue(limit: Int, lease: Duration) async throws -> [ClaimedMessage] {
+        let leaseMilliseconds = lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
+        return try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE email_outbox o SET attempts = o.attempts + 1,
+                    next_attempt_at = now() + make_interval(secs => \(Double(leaseMilliseconds) / 1000))
+                FROM (SELECT tenant_id, message_id FROM email_outbox
+                      WHERE delivered_at IS NULL AND dead_at IS NULL AND next_attempt_at <= now()
+                      ORDER BY next_attempt_at LIMIT \(limit) FOR UPDATE SKIP LOCKED) due
+                WHERE o.tenant_id = due.tenant_id AND o.message_id = due.message_id
+                RETURNING o.tenant_id, o.message_id::text, o.kind, o.uid, o.recipient, o.sealed_content, o.attempts
+                """, logger: logger)
+            var claimed: [ClaimedMessage] = []
+            for try await (tenant, id, kind, uid, recipient, sealed, attempts) in rows.decode(
+                (String, String, String, String, String, ByteBuffer?, Int32).self)
+            {
+                guard let kind = EmailActionKind(rawValue: kind), let sealed else { continue }
+                claimed.append(
+                    ClaimedMessage(
+                        id: id,
+                        entry: OutboxEntry(
+                            tenantId: tenant.isEmpty ? nil : tenant, kind: kind, uid: uid, recipient: recipient,
+                            sealedContent: Array(sealed.readableBytesView)),
+                        attempts: Int(attempts)))
+            }
+            return claimed
+        }
+    }
+
+    /// Records a delivery and wipes the sealed link.
+    public func markDelivered(_ message: ClaimedMessage) async throws {
+        try await database.withConnection { connection in
+            try await connection.query(
+                """
+                UPDATE email_outbox SET delivered_at = now(), sealed_content = NULL, last_error = NULL
+                WHERE tenant_id = \(message.entry.tenantId ?? "") AND message_id = \(message.id)::uuid
+                """, logger: logger)
+        }
+    }
+
+    /// Records a failed attempt: tried again after `retryAfter`, or, when `nil`, given up on
+    /// (dead-lettered, the sealed link wiped; the row stays for the operator).
+    public func markFailed(_ message: ClaimedMessage, reason: String, retryAfter: Duration?) async throws {
+        let delay = retryAfter.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        try await database.withConnection { connection in
+            try await connection.query(
+                """
+                UPDATE email_outbox SET last_error = \(String(reason.prefix(500))),
+                    next_attempt_at = CASE WHEN \(delay != nil) THEN now() + make_interval(secs => \(delay ?? 0))
+                                           ELSE next_attempt_at END,
+                    dead_at = CASE WHEN \(delay == nil) THEN now() END,
+                    sealed_content = CASE WHEN \(delay == nil) THEN NULL ELSE sealed_content END
+                WHERE tenant_id = \(message.entry.tenantId ?? "") AND message_id = \(message.id)::uuid
+                """, logger: logger)
+        }
+    }
+
+    /// The state of every message of a tenant, oldest first (operators, tests):
+    /// `(id, kind, recipient, attempts, delivered, dead, last error)`.
+    public func messages(tenantId: String?) async throws -> [OutboxStatus] {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT message_id::text, kind, recipient, attempts, delivered_at IS NOT NULL, dead_at IS NOT NULL, last_error
+                FROM email_outbox WHERE tenant_id = \(tenantId ?? "") ORDER BY created_at, message_id
+                """, logger: logger)
+            var statuses: [OutboxStatus] = []
+            for try await (id, kind, recipient, attempts, delivered, dead, error) in rows.decode(
+                (String, String, String, Int32, Bool, Bool, String?).self)
+            {
+                statuses.append(
+                    OutboxStatus(
+                        id: id, kind: kind, recipient: recipient, attempts: Int(attempts), delivered: delivered, dead: dead,
+                        lastError: error))
+            }
+            return statuses
+        }
+    }
+}
+
+/// Where one outbox message stands.
+public struct OutboxStatus: Sendable, Equatable {
+    /// The message's id.
+    public var id: String
+    /// `VERIFY_EMAIL`, …
+    public var kind: String
+    /// Where it goes.
+    public var recipient: String
+    /// Attempts made.
+    public var attempts: Int
+    /// Whether it was delivered.
+    public var delivered: Bool
+    /// Whether it was given up on.
+    public var dead: Bool
+    /// Why the latest attempt failed.
+    public var lastError: String?
+}
