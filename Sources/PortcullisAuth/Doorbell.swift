@@ -2,13 +2,24 @@ import Synchronization
 
 /// Wakes one waiting background loop early: `ring()` from anywhere, `wait(timeout:)` in
 /// the loop. A ring while nobody waits is kept for the next wait, so none is lost.
+/// `stop()` rings for good: the loop finishes what it is doing and ends.
 final class Doorbell: Sendable {
     private struct State {
         var rung = false
+        var stopped = false
         var waiter: CheckedContinuation<Void, Never>?
     }
 
     private let state = Mutex(State())
+
+    /// Whether ``stop()`` was called.
+    var isStopped: Bool { state.withLock { $0.stopped } }
+
+    /// Wakes the waiter, and makes every later wait return at once.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        ring()
+    }
 
     /// Wakes the waiter, or the next one.
     func ring() {
@@ -44,7 +55,7 @@ final class Doorbell: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.rung || Task.isCancelled {
+                    if state.rung || state.stopped || Task.isCancelled {
                         state.rung = false
                         return true
                     }

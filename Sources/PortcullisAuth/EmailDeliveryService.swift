@@ -82,24 +82,29 @@ public struct EmailDeliveryService: Service {
         doorbell.ring()
     }
 
-    /// Delivers until graceful shutdown.
+    /// Delivers until graceful shutdown, which lets the attempts under way finish and record
+    /// their outcome (a message left mid-attempt would stay leased, unsent, for the lease's
+    /// length); only a hard cancellation stops them where they are.
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await schema.wait()
-            while !Task.isCancelled {
+        await cancelWhenGracefulShutdown { await schema.wait() }
+        guard schema.isOpen else { return }
+        await withGracefulShutdownHandler {
+            while !doorbell.isStopped && !Task.isCancelled {
                 await deliverDue()
                 await doorbell.wait(timeout: configuration.pollInterval)
             }
+        } onGracefulShutdown: {
+            doorbell.stop()
         }
     }
 
-    /// Claims and delivers due messages until none is left; failures are recorded per message
-    /// and a failing database is logged and left for the next pass.
+    /// Claims and delivers due messages until none is left (or the service stops); failures
+    /// are recorded per message and a failing database is logged and left for the next pass.
     /// - Returns: how many messages were delivered.
     @discardableResult
     public func deliverDue() async -> Int {
         var delivered = 0
-        while !Task.isCancelled {
+        while !Task.isCancelled && !doorbell.isStopped {
             let batch: [ClaimedMessage]
             do {
                 batch = try await outbox.claimDue(limit: configuration.batchSize, lease: configuration.lease)
