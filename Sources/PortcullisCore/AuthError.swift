@@ -119,6 +119,21 @@ public struct AuthError: Error, Sendable, Equatable {
         case invalidContinueUri = "INVALID_CONTINUE_URI"
         case unauthorizedDomain = "UNAUTHORIZED_DOMAIN"
 
+        // Imported password hashes (accounts:batchCreate). Identity Toolkit answers
+        // `INVALID_HASH_ROUNDS` and `INVALID_HASH_PARAMETER` for bad parameters; the other
+        // names follow the Admin SDKs' `auth/invalid-hash-*` codes in the same style.
+        case missingHashAlgorithm = "MISSING_HASH_ALGORITHM"
+        case invalidHashAlgorithm = "INVALID_HASH_ALGORITHM"
+        case invalidHashKey = "INVALID_HASH_KEY"
+        case invalidHashSaltSeparator = "INVALID_HASH_SALT_SEPARATOR"
+        case invalidHashRounds = "INVALID_HASH_ROUNDS"
+        case invalidHashMemoryCost = "INVALID_HASH_MEMORY_COST"
+        case invalidHashBlockSize = "INVALID_HASH_BLOCK_SIZE"
+        case invalidHashParallelization = "INVALID_HASH_PARALLELIZATION"
+        case invalidHashDerivedKeyLength = "INVALID_HASH_DERIVED_KEY_LENGTH"
+        case invalidHashParameter = "INVALID_HASH_PARAMETER"
+        case invalidPasswordHash = "INVALID_PASSWORD_HASH"
+
         // Infrastructure
         case unavailable = "UNAVAILABLE"
         case internalError = "INTERNAL_ERROR"
@@ -186,6 +201,17 @@ public struct AuthError: Error, Sendable, Equatable {
             case .resetPasswordExceedLimit: "Too many password reset emails; try again later."
             case .invalidContinueUri: "The continue URL must be an absolute http(s) URL."
             case .unauthorizedDomain: "The continue URL's domain is not authorised for this tenant."
+            case .missingHashAlgorithm: "Imported password hashes need a hash algorithm."
+            case .invalidHashAlgorithm: "That password hash algorithm is not supported."
+            case .invalidHashKey: "The hash algorithm's signer key is missing or not valid."
+            case .invalidHashSaltSeparator: "The hash algorithm's salt separator is not valid."
+            case .invalidHashRounds: "The hash algorithm's rounds are missing or out of range."
+            case .invalidHashMemoryCost: "The hash algorithm's memory cost is missing or out of range."
+            case .invalidHashBlockSize: "The hash algorithm's block size is missing or out of range."
+            case .invalidHashParallelization: "The hash algorithm's parallelization is missing or out of range."
+            case .invalidHashDerivedKeyLength: "The hash algorithm's derived key length is missing or out of range."
+            case .invalidHashParameter: "The hash algorithm's parameters together cost more than allowed."
+            case .invalidPasswordHash: "The imported password hash does not fit its hash algorithm."
             case .unavailable: "The database is unavailable; try again shortly."
             case .internalError: "Something failed inside Portcullis; its log has the details."
             }

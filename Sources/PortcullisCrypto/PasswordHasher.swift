@@ -30,7 +30,12 @@ public struct PasswordHasher: Sendable {
     /// unparsable, and for a stored digest shorter than ``outputByteCount``: verification
     /// derives as many bytes as are stored, so a 1-byte digest would match one password
     /// in 256 (and an empty one, every password).
+    ///
+    /// `encoded` may also be an imported hash (``StoredPasswordHash``: Firebase scrypt,
+    /// standard scrypt, bcrypt, PBKDF2-SHA256, HMAC-SHA256), verified with its own
+    /// algorithm and parameters, whatever this hasher's.
     public func verify(_ password: String, against encoded: String) -> Bool {
+        if let imported = StoredPasswordHash(parsing: encoded) { return imported.verify(password) }
         let fields = encoded.split(separator: "$", omittingEmptySubsequences: true)
         guard fields.count == 4, fields[0] == "scrypt",
             let parameters = Self.parseParameters(fields[1]),
@@ -41,10 +46,11 @@ public struct PasswordHasher: Sendable {
         return SecretToken.constantTimeEquals(derived, expected)
     }
 
-    /// Whether a stored hash was made with other parameters than this hasher's (rehash on sign-in).
+    /// Whether a stored hash was made with other parameters than this hasher's, or is not
+    /// this scrypt at all (every imported ``StoredPasswordHash``): rehash on sign-in.
     public func needsRehash(_ encoded: String) -> Bool {
         let fields = encoded.split(separator: "$", omittingEmptySubsequences: true)
-        return fields.count != 4 || Self.parseParameters(fields[1]) != parameters
+        return fields.count != 4 || fields[0] != "scrypt" || Self.parseParameters(fields[1]) != parameters
     }
 
     private static func parseParameters(_ text: Substring) -> ScryptParameters? {

@@ -42,6 +42,10 @@ public final class PasswordHashingService: Sendable {
 
     /// Whether `password` matches `stored`; with no stored hash, a dummy hash of the
     /// tenant's parameters is verified instead and the answer is `false`.
+    ///
+    /// `stored` may be an imported hash (``StoredPasswordHash``), verified on the pool with
+    /// its own algorithm and cost, which its import bounded; the caller rehashes it after a
+    /// match, as ``PasswordHasher/needsRehash(_:)`` says of every imported hash.
     /// `TOO_MANY_ATTEMPTS_TRY_LATER` at once when the hashing pool is full.
     public func verify(_ password: String, against stored: String?, settings: TenantSettings) async throws -> Bool {
         let hasher = hasher(for: settings)
