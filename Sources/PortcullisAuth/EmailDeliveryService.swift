@@ -44,6 +44,7 @@ public struct EmailDeliveryService: Service {
     let tenants: TenantSettingsCache
     let masterKey: MasterKey
     let channels: [EmailDelivery.Channel: any EmailChannel]
+    let webhookKeys: WebhookSigningKeys
     let audit: AuditLogRepository
     let schema: SchemaGate
     let logger: Logger
@@ -52,13 +53,15 @@ public struct EmailDeliveryService: Service {
     /// A delivery service over `outbox`, with one implementation per channel.
     public init(
         configuration: Configuration, outbox: EmailOutboxRepository, tenants: TenantSettingsCache, masterKey: MasterKey,
-        channels: [EmailDelivery.Channel: any EmailChannel], audit: AuditLogRepository, schema: SchemaGate, logger: Logger
+        channels: [EmailDelivery.Channel: any EmailChannel], webhookKeys: WebhookSigningKeys, audit: AuditLogRepository,
+        schema: SchemaGate, logger: Logger
     ) {
         self.configuration = configuration
         self.outbox = outbox
         self.tenants = tenants
         self.masterKey = masterKey
         self.channels = channels
+        self.webhookKeys = webhookKeys
         self.audit = audit
         self.schema = schema
         self.logger = logger
@@ -70,6 +73,18 @@ public struct EmailDeliveryService: Service {
         if let own = settings.emailDelivery { return own }
         if tenantId != nil, let project = try await tenants.settings(tenantId: nil).emailDelivery { return project }
         return configuration.defaultDelivery
+    }
+
+    /// The secret the tenant's webhooks are signed with now (its `webhookSecretVersion`),
+    /// for the receiver to configure; reading it is audited.
+    public func webhookSecret(tenantId: String?, actor: String) async throws -> (secret: String, version: Int) {
+        let settings = try await tenants.settings(tenantId: tenantId)
+        let version = try await delivery(for: settings, tenantId: tenantId)?.webhookSecretVersion ?? 1
+        try await audit.record(
+            AuditEntry(
+                tenantId: tenantId, actor: actor, action: "email.webhook_secret_read",
+                target: tenantId.map { "tenants/\($0)" } ?? "config", after: .object(["version": .integer(Int64(version))])))
+        return (webhookKeys.secret(tenantId: tenantId, version: version), version)
     }
 
     /// The context outbox contents are sealed under: a row moved to another tenant does not open.

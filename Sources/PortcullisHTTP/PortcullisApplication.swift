@@ -162,17 +162,17 @@ public struct PortcullisServer: Sendable {
         let sweeper = SessionSweeper(sessions: sessions, clock: configuration.clock, schema: schema, logger: logger)
         let audit = AuditLogRepository(database: database, logger: logger)
         let publicHost = URLComponents(string: configuration.publicURL)?.host ?? "localhost"
+        let webhookKeys = WebhookSigningKeys(masterKey: configuration.masterKey)
         let emailDelivery = EmailDeliveryService(
             configuration: configuration.emailDelivery, outbox: EmailOutboxRepository(database: database, logger: logger),
             tenants: cache, masterKey: configuration.masterKey,
             channels: [
-                .webhook: WebhookEmailChannel(
-                    client: outbound, keys: WebhookSigningKeys(masterKey: configuration.masterKey), clock: configuration.clock),
+                .webhook: WebhookEmailChannel(client: outbound, keys: webhookKeys, clock: configuration.clock),
                 .sendmail: SendmailEmailChannel(
                     path: configuration.emailDelivery.sendmailPath, defaultFrom: configuration.emailDelivery.defaultFrom,
                     messageDomain: publicHost),
                 .log: LogEmailChannel(logger: logger),
-            ], audit: audit, schema: schema, logger: logger)
+            ], webhookKeys: webhookKeys, audit: audit, schema: schema, logger: logger)
         let emailActions = EmailActionService(
             accounts: accounts, users: users,
             codes: ActionCodeRepository(database: database, users: users, logger: logger), tenants: cache,
@@ -210,6 +210,7 @@ public struct PortcullisServer: Sendable {
                 projectId: configuration.projectId),
             projectId: configuration.projectId
         ).register(on: admin)
+        WebhookSecretRoutes(delivery: emailDelivery).register(on: admin)
         let legacyAdmin = router.group("admin/v2/projects/{project}").add(middleware: authenticator)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: legacyAdmin)
 

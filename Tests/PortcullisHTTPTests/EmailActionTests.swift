@@ -32,7 +32,15 @@ struct EmailActionTests {
             // The HMAC a receiver checks: over "<t>.<body>" with the tenant's derived secret.
             let header = try #require(delivery.signature)
             let timestamp = try #require(header.split(separator: ",").first?.dropFirst(2)).description
-            let secret = WebhookSigningKeys(masterKey: TestGateway.masterKey).secret(tenantId: fixture.tenant, version: 1)
+            let secretPath = "/v2/projects/\(TestGateway.projectId)/tenants/\(fixture.tenant)/webhookSecret"
+            let tenantKey = try await fixture.gateway.key(.tenant(fixture.tenant))
+            let answer = try await fixture.gateway.send(.get, secretPath, key: tenantKey)
+            guard case .string(let secret)? = try answer.json().value(at: ["secret"]) else {
+                throw TestSetupError("no secret: \(String(buffer: answer.body))")
+            }
+            #expect(secret == WebhookSigningKeys(masterKey: TestGateway.masterKey).secret(tenantId: fixture.tenant, version: 1))
+            let otherKey = try await fixture.gateway.key(.tenant(try await fixture.gateway.createTenant()))
+            try await fixture.gateway.send(.get, secretPath, key: otherKey).expectEnvelope(.forbidden, "PERMISSION_DENIED")
             let expected = HMAC<SHA256>.authenticationCode(
                 for: Array("\(timestamp).".utf8) + delivery.body, using: SymmetricKey(data: Data(secret.utf8)))
             #expect(header == "t=\(timestamp),v1=" + expected.map { String(format: "%02x", $0) }.joined())
