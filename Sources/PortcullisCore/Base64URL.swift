@@ -46,4 +46,18 @@ public enum Base64URL {
         }
         return value & unusedBits == 0
     }
+
+    /// Decodes binary fields of imported data, which arrive in either alphabet: standard
+    /// base64 (`firebase auth:export`) or base64url (the Admin SDKs), padded or not.
+    public static func decodeEitherAlphabet(_ text: String) -> [UInt8]? {
+        let input = Array(text.utf8).filter { $0 != UInt8(ascii: "=") }
+        let url = input.map { byte -> UInt8 in
+            switch byte {
+            case UInt8(ascii: "+"): UInt8(ascii: "-")
+            case UInt8(ascii: "/"): UInt8(ascii: "_")
+            default: byte
+            }
+        }
+        return try? Base64.decode(bytes: url, options: [.base64UrlAlphabet, .omitPaddingCharacter])
+    }
 }

@@ -223,6 +223,9 @@ public struct PortcullisServer: Sendable {
         AdminAccountRoutes(accounts: adminAccounts).register(on: adminV1)
         let emailActionRoutes = EmailActionRoutes(emailActions: emailActions)
         emailActionRoutes.registerAdmin(on: adminV1)
+        UserImportRoutes(
+            imports: UserImportService(users: users, tenants: cache, audit: audit, clock: configuration.clock)
+        ).register(on: adminV1)
         let apiKeys = APIKeyMiddleware(keys: configuration.apiKeys)
         let endUser = router.group("v1").add(middleware: apiKeys)
         AccountRoutes(accounts: accounts, emailActions: emailActions).register(on: endUser)

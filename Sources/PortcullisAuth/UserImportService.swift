@@ -1,0 +1,84 @@
+public import PortcullisCore
+import PortcullisCrypto
+public import PortcullisStore
+
+/// Imports users with their password hashes (`accounts:batchCreate`, `portcullis users
+/// import`): a SaaS moving off Firebase keeps every password. Hashes are stored as the
+/// source made them (nothing is hashed here), verified with their own algorithm on
+/// sign-in, and replaced by the tenant's scrypt after the first successful one.
+public struct UserImportService: Sendable {
+    let users: UserRepository
+    let tenants: TenantSettingsCache
+    let audit: AuditLogRepository
+    let clock: any WallClock
+
+    /// A service writing through `users`.
+    public init(users: UserRepository, tenants: TenantSettingsCache, audit: AuditLogRepository, clock: any WallClock = SystemClock()) {
+        self.users = users
+        self.tenants = tenants
+        self.audit = audit
+        self.clock = clock
+    }
+
+    /// One user's failure, by its index in the request.
+    public struct Failure: Sendable, Equatable {
+        /// The index in the request.
+        public var index: Int
+        /// The error's wire message (`EMAIL_EXISTS`, `INVALID_EMAIL`, …).
+        public var message: String
+    }
+
+    /// Imports `records` (at most ``UserImportPolicy/maximumUsersPerRequest``) into the tenant.
+    /// Each user is written whole or not at all; the refused ones come back by index.
+    ///
+    /// - Parameter hashConfig: how the records' `passwordHash`es were made; required when
+    ///   any record has one (`MISSING_HASH_ALGORITHM`).
+    public func importUsers(
+        tenantId: String?, records: [JSONValue], hashConfig: PasswordHashConfig?, actor: String
+    ) async throws -> [Failure] {
+        _ = try await tenants.settings(tenantId: tenantId)
+        guard !records.isEmpty else { throw AuthError(.invalidArgument, detail: "users is empty") }
+        guard records.count <= UserImportPolicy.maximumUsersPerRequest else {
+            throw AuthError(.invalidArgument, detail: "at most \(UserImportPolicy.maximumUsersPerRequest) users per request")
+        }
+        let now = clock.now().date
+        var failures: [Int: AuthError] = [:]
+        var parsed: [(index: Int, user: ImportedUser)] = []
+        for (index, record) in records.enumerated() {
+            do {
+                parsed.append((index, try UserImportPolicy.parse(record, tenantId: tenantId, now: now)))
+            } catch {
+                failures[index] = error
+            }
+        }
+        if hashConfig == nil, parsed.contains(where: { $0.user.passwordHash != nil }) {
+            throw AuthError(.missingHashAlgorithm)
+        }
+        failures.merge(UserImportPolicy.duplicates(in: parsed)) { first, _ in first }
+        var rows: [UserRepository.ImportRow] = []
+        for (index, imported) in parsed where failures[index] == nil {
+            do {
+                let stored = try imported.passwordHash.map { hash throws(AuthError) -> String in
+                    guard let hashConfig else { throw AuthError(.missingHashAlgorithm) }
+                    return try StoredPasswordHash.imported(config: hashConfig, passwordHash: hash, salt: imported.salt)
+                }
+                rows.append(.init(index: index, user: imported.user, passwordHash: stored))
+            } catch {
+                failures[index] = error
+            }
+        }
+        failures.merge(try await users.importUsers(tenantId: tenantId, rows)) { first, _ in first }
+        let imported = rows.count - rows.filter { failures[$0.index] != nil }.count
+        if imported > 0 {
+            try await audit.record(
+                AuditEntry(
+                    tenantId: tenantId, actor: actor, action: "user.import",
+                    target: tenantId.map { "tenants/\($0)/accounts" } ?? "accounts",
+                    after: .object([
+                        "imported": .integer(Int64(imported)), "failed": .integer(Int64(failures.count)),
+                        "hashAlgorithm": hashConfig.map { .string($0.algorithm.rawValue) } ?? .null,
+                    ])))
+        }
+        return failures.sorted { $0.key < $1.key }.map { Failure(index: $0.key, message: $0.value.message) }
+    }
+}
