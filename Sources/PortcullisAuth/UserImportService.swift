@@ -57,10 +57,16 @@ public struct UserImportService: Sendable {
         failures.merge(UserImportPolicy.duplicates(in: parsed)) { first, _ in first }
         var rows: [UserRepository.ImportRow] = []
         for (index, imported) in parsed where failures[index] == nil {
-            do {
-                let stored = try imported.passwordHash.map { hash throws(AuthError) -> String in
+            do throws(AuthError) {
+                var stored = try imported.passwordHash.map { hash throws(AuthError) -> String in
                     guard let hashConfig else { throw AuthError(.missingHashAlgorithm) }
                     return try StoredPasswordHash.imported(config: hashConfig, passwordHash: hash, salt: imported.salt)
+                }
+                if let own = imported.storedPasswordHash {
+                    guard PasswordHasher.isVerifiable(own) else {
+                        throw AuthError(.invalidPasswordHash, detail: "portcullisPasswordHash is not a hash Portcullis stores")
+                    }
+                    stored = own
                 }
                 rows.append(.init(index: index, user: imported.user, passwordHash: stored))
             } catch {

@@ -7,6 +7,9 @@ public struct ImportedUser: Sendable, Equatable {
     public var user: User
     /// The hash as the source made it (decoded from base64).
     public var passwordHash: [UInt8]?
+    /// A hash in Portcullis' own stored form (`portcullisPasswordHash`, what `portcullis users
+    /// export` writes): stored as it is, whatever the request's hash configuration.
+    public var storedPasswordHash: String?
     /// The hash's salt (decoded from base64), empty when none came.
     public var salt: [UInt8]
 }
@@ -71,8 +74,15 @@ public enum UserImportPolicy {
         guard let salt = saltText.isEmpty ? [] : Base64URL.decodeEitherAlphabet(saltText) else {
             throw AuthError(.invalidPasswordHash, detail: "salt must be base64")
         }
+        let stored = try reader.string("portcullisPasswordHash").flatMap { $0.isEmpty ? nil : $0 }
+        if stored != nil {
+            guard passwordHash == nil else {
+                throw AuthError(.invalidPasswordHash, detail: "passwordHash and portcullisPasswordHash exclude each other")
+            }
+            user.hasPassword = true
+        }
         user.syncPasswordLink()
-        return ImportedUser(user: user, passwordHash: passwordHash, salt: salt)
+        return ImportedUser(user: user, passwordHash: passwordHash, storedPasswordHash: stored, salt: salt)
     }
 
     private static func milliseconds(_ reader: JSONValue.Reader, _ key: String) throws(AuthError) -> Timestamp? {
@@ -85,20 +95,27 @@ public enum UserImportPolicy {
 
     /// The hash configuration of an import request (Identity Toolkit's `UploadAccount` fields:
     /// `hashAlgorithm`, `signerKey` and `saltSeparator` in base64, `rounds`, `memoryCost`,
-    /// `cpuMemCost`, `blockSize`, `parallelization`, `dkLen`, `passwordHashOrder`); `nil`
-    /// when it names no algorithm.
+    /// `cpuMemCost`, `blockSize`, `parallelization`, `dkLen`, `passwordHashOrder`; also the
+    /// Firebase console's `algorithm`, `base64_signer_key`, `base64_salt_separator`,
+    /// `mem_cost`); `nil` when it names no algorithm.
     public static func hashConfig(of body: JSONValue) throws(AuthError) -> PasswordHashConfig? {
         let reader = try JSONValue.Reader(body.camelCasedKeys())
-        guard let algorithm = try reader.string("hashAlgorithm"), !algorithm.isEmpty else { return nil }
+        // The Firebase console's hash parameters use other names: accepted too.
+        func string(_ keys: String...) throws(AuthError) -> String? {
+            for key in keys { if let value = try reader.string(key) { return value } }
+            return nil
+        }
+        guard let algorithm = try string("hashAlgorithm", "algorithm"), !algorithm.isEmpty else { return nil }
         func bytes(_ key: String, _ code: AuthError.Code) throws(AuthError) -> [UInt8]? {
-            guard let text = try reader.string(key) else { return nil }
+            guard let text = try string(key, "base64" + key.prefix(1).uppercased() + key.dropFirst()) else { return nil }
             guard let decoded = Base64URL.decodeEitherAlphabet(text) else { throw AuthError(code, detail: "\(key) must be base64") }
             return decoded
         }
         return try PasswordHashConfig(
             hashAlgorithm: algorithm, signerKey: bytes("signerKey", .invalidHashKey),
             saltSeparator: bytes("saltSeparator", .invalidHashSaltSeparator), rounds: reader.int("rounds"),
-            memoryCost: reader.int("memoryCost"), cpuMemCost: reader.int("cpuMemCost"), blockSize: reader.int("blockSize"),
+            memoryCost: string("memoryCost", "memCost").flatMap { Int($0) }, cpuMemCost: reader.int("cpuMemCost"),
+            blockSize: reader.int("blockSize"),
             parallelization: reader.int("parallelization"), dkLen: reader.int("dkLen"),
             passwordHashOrder: reader.string("passwordHashOrder"))
     }

@@ -53,6 +53,21 @@ public struct PasswordHasher: Sendable {
         return fields.count != 4 || fields[0] != "scrypt" || Self.parseParameters(fields[1]) != parameters
     }
 
+    /// Whether `encoded` is a stored hash this hasher can verify within the cost bounds an
+    /// import accepts: the native scrypt (work and memory within ``ScryptParameters``' limits)
+    /// or one of ``StoredPasswordHash``'s imported formats. Export writes these texts and
+    /// import takes them back as they are.
+    public static func isVerifiable(_ encoded: String) -> Bool {
+        let fields = encoded.split(separator: "$", omittingEmptySubsequences: true)
+        if fields.count == 4, fields[0] == "scrypt", let parameters = parseParameters(fields[1]) {
+            return parameters.work <= ScryptParameters.maximumWork
+                && 128 * parameters.r * (1 << parameters.logN) <= ScryptParameters.maximumMemoryBytes
+                && Base64URL.decode(String(fields[2])) != nil
+                && (Base64URL.decode(String(fields[3]))?.count ?? 0) >= outputByteCount
+        }
+        return StoredPasswordHash(parsing: encoded) != nil
+    }
+
     private static func parseParameters(_ text: Substring) -> ScryptParameters? {
         var values: [String: Int] = [:]
         for pair in text.split(separator: ",") {

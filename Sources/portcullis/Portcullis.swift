@@ -8,6 +8,7 @@ struct Portcullis: AsyncParsableCommand {
         abstract: "A multi-tenant authentication gateway speaking the Firebase Auth REST API.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, DevCommand.self, AdminKeysCommand.self, TenantsCommand.self,
+            UsersCommand.self,
         ]
     )
 }

@@ -84,9 +84,14 @@ struct TenantsCommand: AsyncParsableCommand {
     static func service(_ database: Database, _ settings: Settings, _ logger: Logger) -> TenantAdminService {
         let tenants = TenantRepository(database: database, logger: logger)
         let project = ProjectConfigRepository(database: database, projectId: settings.projectId, logger: logger)
-        return TenantAdminService(
-            tenants: tenants, projectConfig: project,
-            cache: TenantSettingsCache(tenants: tenants, projectConfig: project))
+        return TenantAdminService(tenants: tenants, projectConfig: project, cache: cache(database, settings, logger))
+    }
+
+    /// A settings cache for one command's run (nothing invalidates it: commands are short).
+    static func cache(_ database: Database, _ settings: Settings, _ logger: Logger) -> TenantSettingsCache {
+        TenantSettingsCache(
+            tenants: TenantRepository(database: database, logger: logger),
+            projectConfig: ProjectConfigRepository(database: database, projectId: settings.projectId, logger: logger))
     }
 
     /// Turns `path=value` pairs into a PATCH body and its update mask.
