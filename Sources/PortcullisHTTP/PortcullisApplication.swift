@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable {
     /// Networks outbound requests (IdP JWKS and user-info, webhooks) may reach although
     /// private, loopback or link-local, over plain http too (`outbound.allowed_private_networks`).
     public var outboundAllowedNetworks: [IPNetwork]
+    /// Whether `Authorization: Bearer owner`, the credential the Firebase Admin SDKs send to
+    /// an emulator, is a project admin key. Only `portcullis dev` turns it on; never in production.
+    public var acceptsEmulatorAdminCredential = false
 
     /// Creates a configuration.
     public init(
@@ -167,7 +170,9 @@ public struct PortcullisServer: Sendable {
         let tenantService = TenantAdminService(tenants: tenants, projectConfig: projectConfig, cache: cache)
         let adminKeyRepository = AdminKeyRepository(database: database, logger: logger)
         let adminKeys = AdminKeyService(keys: adminKeyRepository)
-        let authenticator = AdminAuthenticator(keys: adminKeyRepository, projectId: configuration.projectId)
+        let authenticator = AdminAuthenticator(
+            keys: adminKeyRepository, projectId: configuration.projectId,
+            acceptsEmulatorAdminCredential: configuration.acceptsEmulatorAdminCredential)
         let admin = router.group("v2/projects/{project}").add(middleware: authenticator)
         TenantRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)

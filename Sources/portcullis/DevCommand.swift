@@ -71,7 +71,7 @@ struct DevCommand: AsyncParsableCommand {
                 instructions(
                     settings: settings, apiKey: apiKey, adminKey: adminSecret, tenantId: tenantId, configFile: configFile
                 ).utf8))
-        try await runServer(settings: settings, loader: loader)
+        try await runServer(settings: settings, loader: loader, development: true)
     }
 
     private func path(_ name: String) -> String { "\(stateDirectory)/\(name)" }
