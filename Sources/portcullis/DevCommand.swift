@@ -164,6 +164,10 @@ struct DevCommand: AsyncParsableCommand {
               curl -s -X PATCH -H "Authorization: Bearer $ADMIN" "$P/tenants/$T?updateMask=client.permissions" \\
                 -d '{"client":{"permissions":{}}}'
 
+              # the Firebase Admin SDKs manage users here as they would an emulator's (dev accepts their
+              # credential, Bearer owner; serve never does), e.g. firebase-admin with projectId \(settings.projectId):
+              export FIREBASE_AUTH_EMULATOR_HOST=\(settings.listenHost):\(settings.listenPort)
+
             """
     }
 }

@@ -295,7 +295,8 @@ struct AdminUserTests {
             try await gateway.admin(":delete", tenant: tenant, #"{"localId":"\#(gone)"}"#).expectEnvelope(.badRequest, "USER_NOT_FOUND")
             try await gateway.admin(":delete", tenant: tenant, "{}").expectEnvelope(.badRequest, "MISSING_LOCAL_ID")
 
-            let live = try await gateway.createUser(#"{"localId":"live"}"#, tenant: tenant)
+            let live = try await gateway.createUser(#"{"localId":"live","email":"live@example.com","password":"secret12"}"#, tenant: tenant)
+            let liveSession = try await gateway.signIn("live@example.com", "secret12", tenant: tenant)
             let off = try await gateway.createUser(#"{"localId":"off","disabled":true}"#, tenant: tenant)
             let other = try await gateway.createUser(#"{"localId":"other"}"#, tenant: tenant)
             let refused = try await gateway.admin(
@@ -309,6 +310,7 @@ struct AdminUserTests {
             #expect(try await gateway.adminUser(off, tenant: tenant) == nil)
             #expect(try await gateway.adminUser(live, tenant: tenant) != nil)
             #expect(try await gateway.adminUser(other, tenant: tenant) != nil)
+            #expect(try await gateway.refresh(liveSession.refreshToken).status == .ok, "a kept user keeps its sessions")
 
             // What firebase-admin's delete_users sends.
             let forced = try await gateway.admin(":batchDelete", tenant: tenant, #"{"localIds":["\#(live)","\#(other)"],"force":true}"#)
