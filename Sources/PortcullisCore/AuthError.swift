@@ -87,6 +87,9 @@ public struct AuthError: Error, Sendable, Equatable {
         case forbiddenClaim = "FORBIDDEN_CLAIM"
         case claimsTooLarge = "CLAIMS_TOO_LARGE"
         case invalidClaims = "INVALID_CLAIMS"
+        case notDisabled = "NOT_DISABLED"
+        case localIdListExceedsLimit = "LOCAL_ID_LIST_EXCEEDS_LIMIT"
+        case invalidPageSelection = "INVALID_PAGE_SELECTION"
 
         // Tokens
         case missingIdToken = "MISSING_ID_TOKEN"
@@ -176,6 +179,9 @@ public struct AuthError: Error, Sendable, Equatable {
             case .forbiddenClaim: "That custom claim name is reserved."
             case .claimsTooLarge: "The custom claims are over 1,000 bytes."
             case .invalidClaims: "The custom claims must be a JSON object."
+            case .notDisabled: "Without force, only a disabled account is deleted in bulk."
+            case .localIdListExceedsLimit: "A bulk deletion names 1 to 1,000 user ids."
+            case .invalidPageSelection: "The page token is not one this gateway issued."
             case .missingIdToken: "An ID token is required."
             case .invalidIdToken: "The ID token is not valid."
             case .tokenExpired: "The token has expired or was revoked; sign in again."

@@ -19,10 +19,11 @@ public enum CustomClaims {
         }
     }
 
-    /// Parses the Admin API's `customAttributes` string (a JSON object) and validates it.
+    /// Parses the Admin API's `customAttributes` string (a JSON object) and validates it;
+    /// anything but a JSON object (malformed JSON too) is `INVALID_CLAIMS`.
     public static func parse(_ text: String) throws(AuthError) -> [String: JSONValue] {
         guard !text.isEmpty else { return [:] }
-        guard case .object(let claims) = try JSONValue.parse(Array(text.utf8)) else {
+        guard case .object(let claims)? = try? JSONValue.parse(Array(text.utf8)) else {
             throw AuthError(.invalidClaims)
         }
         try validate(claims)

@@ -10,33 +10,50 @@ public import PortcullisStore
 /// stored SHA-256 is compared in constant time. A wrong project id in the path
 /// → 404, checked only after authentication so it reveals nothing to strangers.
 /// Scope (project or tenant) is checked by each route against its target.
+///
+/// With ``acceptsEmulatorAdminCredential`` (`portcullis dev` only), `Bearer owner` — what
+/// the Admin SDKs send to an emulator (`FIREBASE_AUTH_EMULATOR_HOST`) — is a project key.
 public struct AdminAuthenticator: RouterMiddleware {
     public typealias Context = PortcullisRequestContext
 
+    /// The Admin SDKs' emulator credential.
+    static let emulatorCredential = "owner"
+    /// The key id the emulator credential acts under (audit actor `adminKey:emulator-owner`).
+    static let emulatorKeyId = "emulator-owner"
+
     let keys: AdminKeyRepository
     let projectId: String
+    let acceptsEmulatorAdminCredential: Bool
 
-    /// Authenticates against stored keys, for one project.
-    public init(keys: AdminKeyRepository, projectId: String) {
+    /// Authenticates against stored keys, for one project; `acceptsEmulatorAdminCredential`
+    /// also takes `Bearer owner` as a project key (development only).
+    public init(keys: AdminKeyRepository, projectId: String, acceptsEmulatorAdminCredential: Bool = false) {
         self.keys = keys
         self.projectId = projectId
+        self.acceptsEmulatorAdminCredential = acceptsEmulatorAdminCredential
     }
 
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let presented = BearerToken.parse(request.headers[.authorization]),
-            let (keyId, presentedHash) = AdminKeyCredential.parse(presented)
-        else { throw AuthError(.unauthenticated) }
-        guard let (key, storedHash) = try await keys.findActive(keyId: keyId),
-            SecretToken.constantTimeEquals(presentedHash, storedHash)
-        else { throw AuthError(.unauthenticated) }
-        guard context.parameters.get("project") == projectId else { throw AuthError(.projectNotFound) }
-        if key.lastUsedTime.map({ $0.timeIntervalSinceNow < -60 }) ?? true {
-            try await keys.touch(keyId: keyId)
+        guard let presented = BearerToken.parse(request.headers[.authorization]) else { throw AuthError(.unauthenticated) }
+        let principal: AdminPrincipal
+        if acceptsEmulatorAdminCredential, presented == Self.emulatorCredential {
+            guard context.parameters.get("project") == projectId else { throw AuthError(.projectNotFound) }
+            principal = AdminPrincipal(keyId: Self.emulatorKeyId, scope: .project)
+        } else {
+            guard let (keyId, presentedHash) = AdminKeyCredential.parse(presented) else { throw AuthError(.unauthenticated) }
+            guard let (key, storedHash) = try await keys.findActive(keyId: keyId),
+                SecretToken.constantTimeEquals(presentedHash, storedHash)
+            else { throw AuthError(.unauthenticated) }
+            guard context.parameters.get("project") == projectId else { throw AuthError(.projectNotFound) }
+            if key.lastUsedTime.map({ $0.timeIntervalSinceNow < -60 }) ?? true {
+                try await keys.touch(keyId: keyId)
+            }
+            principal = AdminPrincipal(keyId: keyId, scope: key.scope)
         }
         var context = context
-        context.admin = AdminPrincipal(keyId: keyId, scope: key.scope)
+        context.admin = principal
         do {
             return try await next(request, context)
         } catch let error as AuthError {

@@ -49,6 +49,9 @@ public struct ServerConfiguration: Sendable {
     public var outboundAllowedNetworks: [IPNetwork]
     /// Email-action delivery: the default channel, sendmail, retries (`email.*`).
     public var emailDelivery: EmailDeliveryService.Configuration
+    /// Whether `Authorization: Bearer owner`, the credential the Firebase Admin SDKs send to
+    /// an emulator, is a project admin key. Only `portcullis dev` turns it on; never in production.
+    public var acceptsEmulatorAdminCredential = false
 
     /// Creates a configuration.
     public init(
@@ -192,7 +195,9 @@ public struct PortcullisServer: Sendable {
         let tenantService = TenantAdminService(tenants: tenants, projectConfig: projectConfig, cache: cache)
         let adminKeyRepository = AdminKeyRepository(database: database, logger: logger)
         let adminKeys = AdminKeyService(keys: adminKeyRepository)
-        let authenticator = AdminAuthenticator(keys: adminKeyRepository, projectId: configuration.projectId)
+        let authenticator = AdminAuthenticator(
+            keys: adminKeyRepository, projectId: configuration.projectId,
+            acceptsEmulatorAdminCredential: configuration.acceptsEmulatorAdminCredential)
         let admin = router.group("v2/projects/{project}").add(middleware: authenticator)
         TenantRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)

@@ -53,6 +53,26 @@ public struct AuditLogRepository: Sendable {
             """, logger: logger)
     }
 
+    /// Appends `entries` on `connection` in one statement (inside the caller's transaction).
+    static func record(_ entries: [AuditEntry], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !entries.isEmpty else { return }
+        let rows = JSONValue.array(
+            entries.map { entry in
+                .object([
+                    "tenant_id": entry.tenantId.map(JSONValue.string) ?? .null, "actor": .string(entry.actor),
+                    "action": .string(entry.action), "target": .string(entry.target), "before": entry.before ?? .null,
+                    "after": entry.after ?? .null,
+                ])
+            })
+        try await connection.query(
+            """
+            INSERT INTO audit_log (tenant_id, actor, action, target, before, after)
+            SELECT e.tenant_id, e.actor, e.action, e.target, e.before, e.after
+            FROM json_to_recordset(\(rows.serialized())::json)
+                AS e(tenant_id text, actor text, action text, target text, before jsonb, after jsonb)
+            """, logger: logger)
+    }
+
     /// Appends `entry` in its own transaction (events that change nothing else, e.g. CLI key creation).
     public func record(_ entry: AuditEntry) async throws {
         try await database.withConnection { connection in

@@ -55,6 +55,13 @@ public enum InvalidationEvent: Sendable, Equatable {
     func send(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
     }
+
+    /// Queues all of `events` on `connection`'s current transaction, in one statement.
+    static func send(_ events: [InvalidationEvent], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !events.isEmpty else { return }
+        try await connection.query(
+            "SELECT pg_notify(\(channel), payload) FROM unnest(\(events.map(\.payload))::text[]) AS payload", logger: logger)
+    }
 }
 
 /// Something that caches what ``InvalidationEvent``s describe.

@@ -44,6 +44,27 @@ public struct UserRepository: Sendable {
     /// row is held `FOR SHARE` as one would be: its deletion waits and takes the new user
     /// along, or came first and nothing is written (whatever an instance's cache believes).
     public func create(_ user: User, passwordHash: String?) async throws -> User {
+        do {
+            return try await database.withConnection { connection in
+                try await insert(user, passwordHash: passwordHash, on: connection)
+            }
+        } catch let violation as UniqueViolation {
+            throw Self.creationConflict(violation)
+        }
+    }
+
+    /// What a unique index refusing a new user means.
+    static func creationConflict(_ violation: UniqueViolation) -> AuthError {
+        switch violation.constraint {
+        case "users_email_unique": AuthError(.emailExists)
+        case "user_providers_pkey": AuthError(.federatedUserIdAlreadyLinked)
+        default: AuthError(.duplicateLocalId)
+        }
+    }
+
+    /// ``create(_:passwordHash:)``'s statement, on `connection` (inside the caller's transaction
+    /// when there is one); unique clashes come out as ``UniqueViolation``.
+    func insert(_ user: User, passwordHash: String?, on connection: PostgresConnection) async throws -> User {
         var user = user
         user.syncPasswordLink()
         let links = JSONValue.array(
@@ -57,44 +78,34 @@ public struct UserRepository: Sendable {
             }
         ).serialized()
         let tenant = user.tenantId ?? ""
-        do {
-            return try await database.withConnection { [user] connection in
-                let rows = try await connection.query(
-                    """
-                    WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE),
-                    created AS (
-                        INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
-                            custom_attributes, password_hash, valid_since_us, last_login_us, created_at)
-                        SELECT \(tenant), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
-                            \(user.photoURL), \(user.disabled), \(JSONValue.object(user.customAttributes).serialized())::jsonb,
-                            \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds), \(user.createdAt)
-                        WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
-                        RETURNING \(unescaped: Self.columns)),
-                    linked AS (
-                        INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email, display_name, photo_url)
-                        SELECT \(tenant), l.provider_id, l.federated_id, created.uid, l.email, l.display_name, l.photo_url
-                        FROM created, json_to_recordset(\(links)::json)
-                            AS l(provider_id text, federated_id text, email text, display_name text, photo_url text))
-                    SELECT * FROM created
-                    """, logger: logger)
-                // The statement's snapshot predates its own link: the links are the ones just written.
-                guard var (created, _) = try await Self.decode(rows, tenantId: user.tenantId).first else {
-                    throw AuthError(.tenantNotFound)
-                }
-                created.providers = user.providers
-                return created
-            }
-        } catch let violation as UniqueViolation {
-            switch violation.constraint {
-            case "users_email_unique": throw AuthError(.emailExists)
-            case "user_providers_pkey": throw AuthError(.federatedUserIdAlreadyLinked)
-            default: throw AuthError(.duplicateLocalId)
-            }
+        let rows = try await connection.query(
+            """
+            WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE),
+            created AS (
+                INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
+                    custom_attributes, password_hash, valid_since_us, last_login_us, created_at)
+                SELECT \(tenant), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
+                    \(user.photoURL), \(user.disabled), \(JSONValue.object(user.customAttributes).serialized())::jsonb,
+                    \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds), \(user.createdAt)
+                WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
+                RETURNING \(unescaped: Self.columns)),
+            linked AS (
+                INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email, display_name, photo_url)
+                SELECT \(tenant), l.provider_id, l.federated_id, created.uid, l.email, l.display_name, l.photo_url
+                FROM created, json_to_recordset(\(links)::json)
+                    AS l(provider_id text, federated_id text, email text, display_name text, photo_url text))
+            SELECT * FROM created
+            """, logger: logger)
+        // The statement's snapshot predates its own link: the links are the ones just written.
+        guard var (created, _) = try await Self.decode(rows, tenantId: user.tenantId).first else {
+            throw AuthError(.tenantNotFound)
         }
+        created.providers = user.providers
+        return created
     }
 
     /// Stores `user.passwordLink` as the account's only `password` link (or none).
-    private func syncPasswordLink(of user: User, on connection: PostgresConnection) async throws {
+    func syncPasswordLink(of user: User, on connection: PostgresConnection) async throws {
         let link = user.passwordLink
         try await connection.query(
             """
@@ -205,6 +216,25 @@ public struct UserRepository: Sendable {
         tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition,
         on connection: PostgresConnection
     ) async throws -> User? {
+        let rows = try await connection.query(
+            Self.updateStatement(tenantId: tenantId, uid: uid, update, requiring: precondition), logger: logger)
+        guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
+        if update.changesPasswordLink {
+            // The statement's snapshot predates the link it is about to rewrite.
+            user.syncPasswordLink()
+            try await syncPasswordLink(of: user, on: connection)
+        }
+        if update.changesRevocationState {
+            try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
+        }
+        return user
+    }
+
+    /// ``update(tenantId:uid:_:requiring:)``'s statement: assigns exactly the fields `update`
+    /// sets and returns the row (no row when `uid` or `precondition` does not match).
+    static func updateStatement(
+        tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition
+    ) -> PostgresQuery {
         let tenant = tenantId ?? ""
         let claims = update.customAttributes.map { JSONValue.object($0).serialized() }
         let (revocationMode, revocationValue): (Int, Int64) =
@@ -236,17 +266,7 @@ public struct UserRepository: Sendable {
             WHERE tenant_id = \(tenant) AND uid = \(uid) \(unescaped: precondition.sql)
             RETURNING \(unescaped: Self.columns)
             """
-        let rows = try await connection.query(query, logger: logger)
-        guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
-        if update.changesPasswordLink {
-            // The statement's snapshot predates the link it is about to rewrite.
-            user.syncPasswordLink()
-            try await syncPasswordLink(of: user, on: connection)
-        }
-        if update.changesRevocationState {
-            try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
-        }
-        return user
+        return query
     }
 
     /// The user row, locked `FOR UPDATE` in the caller's transaction; `nil` when absent.

@@ -73,7 +73,7 @@ struct DevCommand: AsyncParsableCommand {
                 instructions(
                     settings: settings, apiKey: apiKey, adminKey: adminSecret, tenantId: tenantId, configFile: configFile
                 ).utf8))
-        try await runServer(settings: settings, loader: loader)
+        try await runServer(settings: settings, loader: loader, development: true)
     }
 
     private func path(_ name: String) -> String { "\(stateDirectory)/\(name)" }
@@ -165,6 +165,10 @@ struct DevCommand: AsyncParsableCommand {
               # and back on
               curl -s -X PATCH -H "Authorization: Bearer $ADMIN" "$P/tenants/$T?updateMask=client.permissions" \\
                 -d '{"client":{"permissions":{}}}'
+
+              # the Firebase Admin SDKs manage users here as they would an emulator's (dev accepts their
+              # credential, Bearer owner; serve never does), e.g. firebase-admin with projectId \(settings.projectId):
+              export FIREBASE_AUTH_EMULATOR_HOST=\(settings.listenHost):\(settings.listenPort)
 
             """
     }

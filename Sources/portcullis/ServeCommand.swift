@@ -19,12 +19,17 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 /// Runs the daemon until SIGTERM/SIGINT: sd_notify on readiness and shutdown, SIGHUP reload.
-func runServer(settings: Settings, loader: SettingsLoader, onReady: @escaping @Sendable () -> Void = {}) async throws {
+/// `development` (`portcullis dev`) also accepts the Admin SDKs' emulator credential (`Bearer owner`).
+func runServer(
+    settings: Settings, loader: SettingsLoader, development: Bool = false, onReady: @escaping @Sendable () -> Void = {}
+) async throws {
     GlibcHeap.limitArenas(to: 2)
     let output = LogOutput(level: settings.logLevel, format: settings.logFormat)
     output.bootstrap()
     let logger = Logger(label: "portcullis")
-    let configuration = try settings.serverConfiguration
+    var configuration = try settings.serverConfiguration
+    // `portcullis dev` only: the Admin SDKs pointed at it as an emulator send `Bearer owner`.
+    configuration.acceptsEmulatorAdminCredential = development
     let server = try PortcullisServer(
         configuration: configuration, logger: logger,
         services: [

@@ -130,8 +130,7 @@ struct AccountRaceTests {
                 let outcomes = try await race(31) { index in
                     guard index < 30 else {
                         return try await harness.adminAccounts.update(
-                            tenantId: tenant, uid: session.user.uid, disabled: true, validSince: nil, emailVerified: nil,
-                            customAttributes: nil, displayName: nil
+                            tenantId: tenant, uid: session.user.uid, .init(disabled: true), actor: "test"
                         ).disabled
                     }
                     let changes = AccountService.Changes(profile: .init(displayName: "name \(index)"))

@@ -88,9 +88,9 @@ struct AccountServiceTests {
 
             let created = try await harness.adminAccounts.create(
                 tenantId: tenant, uid: nil, email: "dave@example.com", password: "correct horse", emailVerified: false,
-                profile: .init(), disabled: false)
-            try await harness.adminAccounts.delete(tenantId: tenant, uid: created.uid)
-            try await harness.adminAccounts.delete(tenantId: tenant, uid: session.user.uid)
+                profile: .init(), disabled: false, actor: "test")
+            try await harness.adminAccounts.delete(tenantId: tenant, uid: created.uid, actor: "test")
+            try await harness.adminAccounts.delete(tenantId: tenant, uid: session.user.uid, actor: "test")
             #expect(try await harness.adminAccounts.lookup(tenantId: tenant, uid: session.user.uid) == nil)
         }
     }

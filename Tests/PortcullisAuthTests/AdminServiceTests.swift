@@ -88,8 +88,7 @@ struct AdminServiceTests {
             let second = try await harness.signIn("admin@example.com", tenant: tenant)
             func update(disabled: Bool? = nil, validSince: Int64? = nil) async throws -> User {
                 try await harness.adminAccounts.update(
-                    tenantId: tenant, uid: first.user.uid, disabled: disabled, validSince: validSince, emailVerified: nil,
-                    customAttributes: nil, displayName: nil)
+                    tenantId: tenant, uid: first.user.uid, .init(disabled: disabled, validSince: validSince), actor: "test")
             }
             // A watermark between the two sign-ins ends the first session only.
             let revoked = try await update(validSince: start.seconds + 5)

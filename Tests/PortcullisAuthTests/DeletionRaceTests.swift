@@ -17,7 +17,7 @@ struct DeletionRaceTests {
         func delete(_ session: AccountService.SignedIn, tenant: String, on harness: AuthHarness) async throws {
             switch self {
             case .user: try await harness.accounts.deleteSelf(idToken: session.tokens.idToken, tenantId: tenant)
-            case .admin: try await harness.adminAccounts.delete(tenantId: tenant, uid: session.user.uid)
+            case .admin: try await harness.adminAccounts.delete(tenantId: tenant, uid: session.user.uid, actor: "test")
             }
         }
     }
@@ -115,7 +115,7 @@ struct DeletionRaceTests {
                 let outcomes = try await race(40) { index -> Bool in
                     switch index % 4 {
                     case 0:
-                        try await harness.adminAccounts.delete(tenantId: tenant, uid: uid)
+                        try await harness.adminAccounts.delete(tenantId: tenant, uid: uid, actor: "test")
                         return true
                     case 1:
                         _ = try await AdminRaceTests.update(

@@ -56,8 +56,7 @@ struct SessionSweeperServiceTests {
             harness.clock.set(start.adding(seconds: 25 * 86_400))
             let late = try await harness.signUp("late@example.com", tenant: tenant)
             _ = try await harness.adminAccounts.update(
-                tenantId: tenant, uid: late.user.uid, disabled: true, validSince: nil, emailVerified: nil, customAttributes: nil,
-                displayName: nil)
+                tenantId: tenant, uid: late.user.uid, .init(disabled: true), actor: "test")
             let all = try await Self.stored(harness, tenant: tenant)
             #expect(all.count == 5)
 

@@ -69,7 +69,8 @@ struct TenantDeletionRaceTests {
             await #expect(throws: AuthError(.tenantNotFound)) { try await stale.signUp("late@example.com", tenant: tenant) }
             await #expect(throws: AuthError(.tenantNotFound)) {
                 try await stale.adminAccounts.create(
-                    tenantId: tenant, uid: "late", email: nil, password: nil, emailVerified: false, profile: .init(), disabled: false)
+                    tenantId: tenant, uid: "late", email: nil, password: nil, emailVerified: false, profile: .init(), disabled: false,
+                    actor: "test")
             }
             // Its first key would be made by the JWKS or a token naming the tenant.
             await #expect(throws: AuthError(.tenantNotFound)) { try await stale.keyrings.keyring(tenantId: tenant) }

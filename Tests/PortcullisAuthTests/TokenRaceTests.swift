@@ -86,8 +86,7 @@ struct TokenRaceTests {
                 group.addTask {
                     for await _ in rotated { break }
                     _ = try await harness.adminAccounts.update(
-                        tenantId: tenant, uid: session.user.uid, disabled: true, validSince: nil, emailVerified: nil,
-                        customAttributes: nil, displayName: nil)
+                        tenantId: tenant, uid: session.user.uid, .init(disabled: true), actor: "test")
                     disabled.set()
                     return []
                 }
@@ -114,8 +113,7 @@ struct TokenRaceTests {
             // The doomed user's ten sessions end with an admin's revocation; then everything ages 40 days.
             harness.clock.advance(seconds: 1)
             _ = try await harness.adminAccounts.update(
-                tenantId: tenant, uid: doomed.user.uid, disabled: nil, validSince: harness.clock.now().seconds, emailVerified: nil,
-                customAttributes: nil, displayName: nil)
+                tenantId: tenant, uid: doomed.user.uid, .init(validSince: harness.clock.now().seconds), actor: "test")
             harness.clock.advance(seconds: 40 * 86_400)
             let sweepers = [harness, harness.instance(clock: harness.clock)].map { instance in
                 SessionSweeper(

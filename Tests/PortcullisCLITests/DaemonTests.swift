@@ -6,6 +6,9 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 @Suite("The portcullis executable")
 struct DaemonTests {
@@ -171,5 +174,55 @@ struct DaemonTests {
         #expect(try await notify.await("STOPPING=1", timeout: .seconds(15)))
         let status = try await daemon.wait(timeout: .seconds(30))
         #expect(status == 0, "stderr: \(daemon.stderr)")
+    }
+
+    @Test("dev accepts the Admin SDKs' emulator credential (Bearer owner) as a project key; serve answers it 401")
+    func emulatorCredentialOnlyInDev() async throws {
+        let settings = try await TestDatabase.create()
+        let state = NSTemporaryDirectory() + "portcullis-dev-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let users = "/identitytoolkit.googleapis.com/v1/projects/demo-project/accounts"
+
+        let dev = try DaemonProcess(["dev", "--database-url", Self.url(settings), "--listen-port", "0", "--state-directory", state])
+        let devPort = try await Self.listeningPort(of: dev)
+        #expect(try await Self.post("http://127.0.0.1:\(devPort)\(users)", #"{"localId":"sdk-made"}"#, bearer: "owner") == 200)
+        #expect(try await Self.post("http://127.0.0.1:\(devPort)\(users):lookup", #"{"localId":["sdk-made"]}"#, bearer: "owner") == 200)
+        dev.signal(SIGTERM)
+        #expect(try await dev.wait(timeout: .seconds(30)) == 0, "stderr: \(dev.stderr)")
+
+        let serve = try DaemonProcess(
+            ["serve", "--database-url", Self.url(settings), "--listen-port", "0", "--project-id", "demo-project"],
+            environment: ["PORTCULLIS_MASTER_KEY_FILE": "\(state)/master.key"])
+        let servePort = try await Self.listeningPort(of: serve)
+        #expect(try await Self.post("http://127.0.0.1:\(servePort)\(users):lookup", #"{"localId":["sdk-made"]}"#, bearer: "owner") == 401)
+        serve.signal(SIGTERM)
+        #expect(try await serve.wait(timeout: .seconds(30)) == 0, "stderr: \(serve.stderr)")
+    }
+
+    /// The port a daemon started with `--listen-port 0` logged it listens on.
+    static func listeningPort(of daemon: DaemonProcess) async throws -> Int {
+        var port: Int?
+        _ = try await eventually(within: .seconds(60)) {
+            guard let line = daemon.stderr.split(separator: "\n").first(where: { $0.contains("portcullis is listening") }),
+                let address = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }),
+                let number = address.split(separator: ":").last.flatMap({ Int($0) })
+            else { return false }
+            port = number
+            return true
+        }
+        guard let port else { throw TestSetupError("the daemon did not start listening; stderr: \(daemon.stderr)") }
+        return port
+    }
+
+    /// POSTs JSON with a bearer credential; the answer's status.
+    static func post(_ url: String, _ json: String, bearer: String) async throws -> Int {
+        guard let target = URL(string: url) else { throw TestSetupError("bad URL \(url)") }
+        var request = URLRequest(url: target)
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(json.utf8)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 }

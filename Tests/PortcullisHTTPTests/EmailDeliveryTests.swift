@@ -18,6 +18,9 @@ struct EmailDeliveryTests {
             configuration.emailDelivery.retryBaseDelay = .milliseconds(50)
             configuration.emailDelivery.retryMaxDelay = .milliseconds(200)
             configuration.emailDelivery.pollInterval = .milliseconds(100)
+            // Retries come every 50–200 ms here: a loaded machine must not dead-letter a message
+            // the test expects the next daemon to deliver.
+            configuration.emailDelivery.maxAttempts = 100
         }
     }
 

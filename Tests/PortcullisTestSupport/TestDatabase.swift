@@ -32,7 +32,10 @@ public enum TestDatabase {
     public static func create() async throws -> DatabaseSettings {
         var settings = try serverSettings
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let database = Database(settings: settings, logger: logger)
+        // One statement needs one connection: hundreds of suites create databases at once.
+        var maintenance = settings
+        maintenance.maximumConnections = 1
+        let database = Database(settings: maintenance, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await database.run() }
             defer { group.cancelAll() }

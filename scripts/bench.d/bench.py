@@ -2,9 +2,10 @@
 
 Environment (set by scripts/bench): BENCH_BIN (release bin dir), BENCH_PG_PORT,
 BENCH_PG_BIN, BENCH_WORK (scratch dir), BENCH_SECONDS (per wrk run), BENCH_ONLY (optional,
-comma-separated sections to run: sign_in, verify, refresh, federation, toggle, memory;
+comma-separated sections to run: sign_in, verify, refresh, federation, toggle, memory, batch_get;
 the anchors always run; federation needs refresh, whose rate it is judged against).
 """
+import base64
 import concurrent.futures
 import json
 import os
@@ -197,6 +198,8 @@ def main():
         federation(a, end_user, rs256, tenant("RS256"), auth)
     if wanted("toggle"):
         toggle(a, es256, auth)
+    if wanted("batch_get"):
+        batch_get(a, admin)
     if wanted("memory"):
         memory(a, end_user)
     a.stop()
@@ -325,6 +328,35 @@ def toggle(a, es256, auth):
     b.stop()
 
 
+def batch_get(a, admin):
+    log("accounts:batchGet, pages of 1,000 with 1,000,000 users in the tenant")
+    status, body = http("POST", f"{a.base}/v2/projects/{PROJECT}/tenants", {"displayName": "bench-users"},
+                        {"Authorization": f"Bearer {admin}"})
+    assert status == 200, body
+    tenant = body["name"].split("/")[-1]
+    # Seeded by SQL (a million sign-ups would measure scrypt): 28-character random-looking
+    # uids like Firebase's, an email each, and a federated link for one user in five.
+    psql(f"""INSERT INTO users (tenant_id, uid, email, display_name, created_at)
+             SELECT '{tenant}', substr(md5(g::text) || md5((g + 1)::text), 1, 28), 'user' || g || '@example.com',
+                    'User ' || g, now() FROM generate_series(1, 1000000) g""")
+    psql(f"""INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)
+             SELECT '{tenant}', 'google.com', 'g' || g, substr(md5(g::text) || md5((g + 1)::text), 1, 28),
+                    'user' || g || '@example.com' FROM generate_series(1, 1000000, 5) g""")
+    settle()
+    # Page tokens all over the key space: every 10,000th uid in order, and the first page.
+    boundaries = psql(f"SELECT uid FROM (SELECT uid, row_number() OVER (ORDER BY uid) AS n FROM users "
+                      f"WHERE tenant_id = '{tenant}') AS ordered WHERE n % 10000 = 0").split()
+    tokens = [""] + [base64.urlsafe_b64encode(uid.encode()).decode().rstrip("=") for uid in boundaries]
+    with open(f"{WORK}/pages", "w") as file:
+        file.write("\n".join(tokens) + "\n")
+    url = f"{a.base}/v1/projects/{PROJECT}/tenants/{tenant}/accounts:batchGet"
+    env = {"BENCH_PAGES": f"{WORK}/pages", "BENCH_ADMIN": admin}
+    results["batch_get_serial"] = wrk(url, 1, 1, "batch-get.lua", dict(env, BENCH_THREADS="1"))
+    log(f"  serial: {results['batch_get_serial']}")
+    results["batch_get"] = wrk(url, 2, 4, "batch-get.lua", dict(env, BENCH_THREADS="2"))
+    log(f"  -t2 -c4: {results['batch_get']}")
+
+
 def memory(a, end_user):
     log("idle memory with 10,000 tenants loaded")
     settings = json.dumps({"allowPasswordSignup": True})
@@ -358,6 +390,8 @@ def report():
         lambda: ("refresh RS256 / ES256 against autocommit statements", "", f"{r['refresh_rs256']['rate'] / r['pgbench_autocommit']:.2f} × / {r['refresh_es256']['rate'] / r['pgbench_autocommit']:.2f} × ({r['pgbench_autocommit']:.0f} TPS)", "(informational)", None),
         lambda: ("federated sign-in, existing user, cached JWKS, -c16", f"{r['federated']['rate']:.0f}/s", f"{r['federated']['rate'] / r['refresh_rs256']['rate']:.2f} × refresh RS256 of the same tenant", "≥ 0.5", r["federated"]["rate"] / r["refresh_rs256"]["rate"] >= 0.5),
         lambda: ("custom-token sign-in, existing user, -c16", f"{r['custom_token']['rate']:.0f}/s", f"{r['custom_token']['rate'] / r['refresh_rs256']['rate']:.2f} × refresh RS256 of the same tenant", "≥ 0.5", r["custom_token"]["rate"] / r["refresh_rs256"]["rate"] >= 0.5),
+        lambda: ("accounts:batchGet, 1,000 of 1,000,000 users, serial", f"p99 {r['batch_get_serial']['p99_ms']:.1f} ms", f"p50 {r['batch_get_serial']['p50_ms']:.1f} ms, {r['batch_get_serial']['rate']:.1f} pages/s", "p99 < 200 ms", r["batch_get_serial"]["p99_ms"] < 200),
+        lambda: ("accounts:batchGet, 1,000 of 1,000,000 users, -t2 -c4", f"p99 {r['batch_get']['p99_ms']:.1f} ms", f"{r['batch_get']['rate']:.1f} pages/s", "p99 < 200 ms", r["batch_get"]["p99_ms"] < 200),
         lambda: ("idle RSS, 10,000 tenants loaded", f"{r['rss_mb']:.1f} MB", "", "< 100 MB", r["rss_mb"] < 100),
         lambda: ("toggle seen by instance B", f"p99 {r['toggle_p99_ms']:.1f} ms", f"p50 {r['toggle_p50_ms']:.1f} ms", "p99 < 1 s", r["toggle_p99_ms"] < 1000),
     ]

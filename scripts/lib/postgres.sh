@@ -59,7 +59,7 @@ pg_start_cluster() {
             || { cat "$dir/initdb.log" >&2; return 1; }
     fi
     pg_as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='$dir' -c max_connections=500 $extra" \
+        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='$dir' -c max_connections=1000 $extra" \
         start >/dev/null || { cat "$dir/postgres.log" >&2; return 1; }
 }
 

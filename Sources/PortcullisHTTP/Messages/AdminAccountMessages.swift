@@ -1,5 +1,7 @@
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
+import PortcullisStore
 
 /// An Admin API body about one user, named by `localId`.
 protocol SingleUserBody {
@@ -24,37 +26,96 @@ struct AdminCreateAccountRequest: Decodable, ProfileBody {
     let emailVerified: Bool?
     let displayName: String?
     let photoUrl: String?
+    let phoneNumber: String?
     let disabled: Bool?
     /// The Admin SDKs' older spelling of `disabled`.
     let disableUser: Bool?
 }
 
-/// The Admin API's `accounts:lookup`: `localId` as one id or a list.
-struct AdminLookupRequest: Decodable {
-    let localIds: [String]
-
-    private enum CodingKeys: String, CodingKey { case localId }
+/// A field Identity Toolkit takes as one value or a list (`localId`, `email`, …).
+struct OneOrMany<Element: Decodable>: Decodable {
+    let values: [Element]
 
     init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        if let list = try? container.decodeIfPresent([String].self, forKey: .localId) {
-            localIds = list
+        let container = try decoder.singleValueContainer()
+        if let list = try? container.decode([Element].self) {
+            values = list
         } else {
-            localIds = try container.decodeIfPresent(String.self, forKey: .localId).map { [$0] } ?? []
+            values = [try container.decode(Element.self)]
+        }
+    }
+}
+
+/// The Admin API's `accounts:lookup`: any combination of `localId[]`, `email[]`,
+/// `phoneNumber[]` and `federatedUserId[]` (each also as a single value).
+struct AdminLookupRequest: Decodable {
+    /// One `federatedUserId[]` entry.
+    struct FederatedUserId: Decodable {
+        let providerId: String?
+        let rawId: String?
+    }
+
+    let localId: OneOrMany<String>?
+    let email: OneOrMany<String>?
+    let phoneNumber: OneOrMany<String>?
+    let federatedUserId: OneOrMany<FederatedUserId>?
+
+    /// The identities named (entries without both ids are skipped, as the emulator does).
+    var federatedIds: [UserRepository.FederatedUserId] {
+        (federatedUserId?.values ?? []).compactMap { entry in
+            guard let provider = entry.providerId, !provider.isEmpty, let raw = entry.rawId, !raw.isEmpty else { return nil }
+            return UserRepository.FederatedUserId(providerId: provider, rawId: raw)
         }
     }
 }
 
 /// The Admin API's `accounts:update`.
 struct AdminUpdateAccountRequest: Decodable, SingleUserBody {
+    /// `linkProviderUserInfo`: a federated identity to link.
+    struct ProviderUserInfo: Decodable {
+        let providerId: String?
+        let rawId: String?
+        /// Accepted in place of `rawId`.
+        let federatedId: String?
+        let email: String?
+        let displayName: String?
+        let photoUrl: String?
+    }
+
     let localId: String?
+    let email: String?
+    let password: String?
+    let displayName: String?
+    let photoUrl: String?
+    let phoneNumber: String?
     let disableUser: Bool?
     /// Seconds: tokens issued before it are revoked.
     let validSince: Int64?
     let emailVerified: Bool?
     /// The custom claims as a JSON object in a string, as the Admin SDKs send them.
     let customAttributes: String?
-    let displayName: String?
+    /// `DISPLAY_NAME`, `PHOTO_URL`, `EMAIL`, `PASSWORD`: attributes to clear.
+    let deleteAttribute: [String]?
+    /// Providers to unlink (`password` removes the password).
+    let deleteProvider: [String]?
+    let linkProviderUserInfo: ProviderUserInfo?
+
+    /// The changes, validated: custom claims (`FORBIDDEN_CLAIM`, `CLAIMS_TOO_LARGE`,
+    /// `INVALID_CLAIMS`) and the identity to link.
+    var changes: AdminAccountService.Changes {
+        get throws(AuthError) {
+            AdminAccountService.Changes(
+                email: email, password: password, displayName: displayName, photoURL: photoUrl, phoneNumber: phoneNumber,
+                disabled: disableUser, emailVerified: emailVerified,
+                customAttributes: try customAttributes.map { text throws(AuthError) in try CustomClaims.parse(text) },
+                validSince: validSince, deleteAttributes: deleteAttribute ?? [], deleteProviders: deleteProvider ?? [],
+                linkProvider: try linkProviderUserInfo.map { info throws(AuthError) in
+                    try AdminUserPolicy.link(
+                        providerId: info.providerId, rawId: info.rawId ?? info.federatedId, email: info.email,
+                        displayName: info.displayName, photoURL: info.photoUrl)
+                })
+        }
+    }
 }
 
 /// The Admin API's `accounts:delete`.
@@ -62,8 +123,64 @@ struct AdminDeleteAccountRequest: Decodable, SingleUserBody {
     let localId: String?
 }
 
-/// The Admin API's `accounts:update` answer.
-struct AdminUpdateAccountResponse: ResponseEncodable {
-    var kind = "identitytoolkit#SetAccountInfoResponse"
-    let localId: String
+/// The Admin API's `accounts:batchDelete`.
+struct AdminBatchDeleteRequest: Decodable {
+    let localIds: [String]?
+    /// Delete accounts that are not disabled too (the Admin SDKs' `delete_users` sends `true`).
+    let force: Bool?
+}
+
+/// `accounts:batchDelete`'s answer: `errors` only when some id was refused.
+struct AdminBatchDeleteResponse: ResponseEncodable {
+    /// One refused id.
+    struct Failure: Encodable {
+        let index: Int
+        let localId: String
+        let message: String
+    }
+
+    var kind = "identitytoolkit#BatchDeleteAccountsResponse"
+    let errors: [Failure]?
+}
+
+/// `accounts:batchGet`'s answer: a page of users and the next page's token.
+struct AdminDownloadResponse: ResponseEncodable {
+    var kind = "identitytoolkit#DownloadAccountResponse"
+    let users: [UserInfo]
+    let nextPageToken: String?
+}
+
+/// The Admin API's `accounts:query` (Identity Toolkit's `QueryUserInfo`).
+struct AdminQueryRequest: Decodable {
+    /// One `expression[]` entry; only the first entry, and its first field of `email`,
+    /// `phoneNumber`, `userId`, is evaluated.
+    struct Expression: Decodable {
+        let email: String?
+        let phoneNumber: String?
+        let userId: String?
+    }
+
+    let returnUserInfo: Bool?
+    let limit: Int64?
+    let offset: Int64?
+    let sortBy: String?
+    let order: String?
+    let expression: [Expression]?
+
+    /// The validated query.
+    var query: UserQuery {
+        get throws(AuthError) {
+            let first = expression?.first
+            return try UserQuery(
+                email: first?.email, phoneNumber: first?.phoneNumber, userId: first?.userId, sortBy: sortBy, order: order,
+                offset: offset, limit: limit)
+        }
+    }
+}
+
+/// `accounts:query`'s answer: how many, and the users unless only the count was asked for.
+struct AdminQueryResponse: ResponseEncodable {
+    /// A number, as a string.
+    let recordsCount: String
+    let userInfo: [UserInfo]?
 }
