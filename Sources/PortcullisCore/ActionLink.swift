@@ -53,11 +53,22 @@ public enum ContinueURLPolicy {
             let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
             let host = components.host?.lowercased(), !host.isEmpty
         else { throw AuthError(.invalidContinueUri) }
-        let allowed = ["localhost", URLComponents(string: publicURL)?.host?.lowercased()].compactMap { $0 } + authorizedDomains
+        let allowed = allowedDomains(authorizedDomains: authorizedDomains, publicURL: publicURL)
         guard allowed.contains(where: { host == $0 || host.hasSuffix("." + $0) }) else {
             throw AuthError(.unauthorizedDomain, detail: "Domain not allowlisted by project")
         }
         return url
+    }
+
+    /// The hosts (with their subdomains) continue URLs may name: `localhost`, the public
+    /// URL's host, then `authorizedDomains`, each once. `getProjectConfig` reports the same list.
+    public static func allowedDomains(authorizedDomains: [String], publicURL: String) -> [String] {
+        var domains: [String] = []
+        for domain in ["localhost", URLComponents(string: publicURL)?.host?.lowercased()].compactMap({ $0 }) + authorizedDomains
+        where !domains.contains(domain) {
+            domains.append(domain)
+        }
+        return domains
     }
 }
 

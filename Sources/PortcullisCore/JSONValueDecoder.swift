@@ -92,15 +92,23 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     /// The member under the key's own spelling, else its snake_case, else its camelCase one.
+    /// A `null` is absent, so it never hides a value sent under another spelling.
     func member(_ key: Key) -> JSONValue? {
         let name = key.stringValue
-        if let value = members[name] { return value }
+        if let value = present(name) { return value }
         if hasSnakeCaseMembers {
             let snake = JSONValue.snakeCase(name)
-            if snake != name, let value = members[snake] { return value }
+            if snake != name, let value = present(snake) { return value }
         }
-        if name.utf8.contains(UInt8(ascii: "_")) { return members[JSONValue.camelCase(name)] }
+        if name.utf8.contains(UInt8(ascii: "_")) { return present(JSONValue.camelCase(name)) }
         return nil
+    }
+
+    /// The member spelt `name`, unless it is absent or `null`.
+    private func present(_ name: String) -> JSONValue? {
+        guard let value = members[name] else { return nil }
+        if case .null = value { return nil }
+        return value
     }
 
     func contains(_ key: Key) -> Bool { member(key) != nil }

@@ -239,6 +239,8 @@ public struct PortcullisServer: Sendable {
         FederatedSignInRoutes(service: federated).register(on: endUser)
         CustomTokenRoutes(customTokens: customTokens).register(on: endUser)
         TokenRoutes(tokens: tokens).register(on: endUser)
+        PublicProjectConfigRoutes(tenants: cache, projectId: configuration.projectId, publicURL: configuration.publicURL)
+            .register(on: endUser)
         VerifyRoutes(tokens: tokens, revocation: revocation).register(on: router)
 
         let requestTimeout = TimeAmount(configuration.requestTimeout)

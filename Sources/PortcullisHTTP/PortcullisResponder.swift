@@ -1,7 +1,7 @@
 public import Hummingbird
 import PortcullisCore
 
-/// The outermost responder: emulator prefixes and request metrics.
+/// The outermost responder: emulator prefixes, legacy v3 paths and request metrics.
 ///
 /// Wrapping the router (rather than being a router middleware) means every
 /// request is counted, unmatched ones included. Errors are rendered by
@@ -24,7 +24,7 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
 
     public func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
-        let request = Self.strippingEmulatorPrefix(request)
+        let request = Self.rewritingAliases(request)
         let response: Response
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
             // Refused from the head alone: the client (waiting on `Expect: 100-continue`, or not)
@@ -45,12 +45,18 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
         return response
     }
 
-    static func strippingEmulatorPrefix(_ request: Request) -> Request {
-        guard let path = request.head.path,
-            let prefix = emulatorPrefixes.first(where: { path.hasPrefix($0 + "/") })
-        else { return request }
+    /// The request with an emulator prefix removed and a legacy v3 path (``LegacyPaths``)
+    /// turned into its v1 operation's, so each operation has one route whatever path reached it.
+    static func rewritingAliases(_ request: Request) -> Request {
+        guard let path = request.head.path else { return request }
+        var rewritten = path
+        if let prefix = emulatorPrefixes.first(where: { path.hasPrefix($0 + "/") }) {
+            rewritten = String(path.dropFirst(prefix.count))
+        }
+        if let v1 = LegacyPaths.v1Path(for: rewritten) { rewritten = v1 }
+        guard rewritten != path else { return request }
         var head = request.head
-        head.path = String(path.dropFirst(prefix.count))
+        head.path = rewritten
         return Request(head: head, body: request.body)
     }
 }

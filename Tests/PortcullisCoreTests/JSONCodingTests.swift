@@ -28,6 +28,8 @@ struct JSONCodingTests {
             (#"{"validSince":" 1700000000 "}"#, Body(validSince: 1_700_000_000)),
             (#"{"validSince":1700000000.0}"#, Body(validSince: 1_700_000_000)),
             (#"{"idToken":null,"validSince":null}"#, Body()),
+            (#"{"id_token":"snake","idToken":null}"#, Body(idToken: "snake")),
+            (#"{"idToken":null,"id_token":null}"#, Body()),
             (#"{"unknown":{"deep":[1,2]},"localId":["a",7]}"#, Body(localId: ["a", "7"])),
             ("", Body()),
         ])
