@@ -16,14 +16,17 @@ import Glibc
 /// at it as an emulator (`FIREBASE_AUTH_EMULATOR_HOST`), as `portcullis dev` serves it.
 @Suite("firebase-admin user management")
 struct AdminSDKInteropTests {
-    @Test("create, get, get by email, update, claims, revoke, list pages, get_users, delete, delete_users: for the project and a tenant")
+    @Test(
+        "create, get, get by email, update, claims, revoke, list pages, get_users, email links, import_users with scrypt, delete, delete_users: for the project and a tenant"
+    )
     func pythonAdminSDK() async throws {
         let python = try InteropTests.tool("PORTCULLIS_TEST_PYTHON")
         let script = InteropTests.packageRoot.appendingPathComponent("Tests/interop/admin_users.py").path
         try await TestGateway.run(live: true, configure: { $0.acceptsEmulatorAdminCredential = true }) { gateway in
             guard let port = gateway.client.port else { throw TestSetupError("no port") }
-            let tenant = try await gateway.createTenant(#"{"displayName":"sdk"}"#)
-            let (status, output) = try await ChildProcess.run(python, [script, "127.0.0.1:\(port)", TestGateway.projectId, tenant])
+            let tenant = try await gateway.createTenant(#"{"displayName":"sdk","allowPasswordSignup":true}"#)
+            let (status, output) = try await ChildProcess.run(
+                python, [script, "127.0.0.1:\(port)", TestGateway.projectId, tenant, TestGateway.apiKey])
             #expect(status == 0 && output.hasSuffix("ok\n"), "\(output)")
 
             // The gateway's side of it: every change audited under the emulator credential, in its scope.

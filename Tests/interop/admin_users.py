@@ -3,12 +3,22 @@ application pointed at an emulator does (FIREBASE_AUTH_EMULATOR_HOST): for the p
 users and, through tenant_mgt.auth_for_tenant, for a tenant's. Prints "ok" when every
 check passed; any failed check raises (exit status 1).
 
-Usage: admin_users.py <host:port> <project id> <tenant id>
+Usage: admin_users.py <host:port> <project id> <tenant id> <api key>
+
+The tenant allows password sign-in: a user imported there with a Firebase scrypt hash
+(made here, by make_password_hashes.py's independent implementation) signs in over REST.
 """
 
+import json
 import os
+import secrets
 import sys
 import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_password_hashes import firebase_scrypt  # noqa: E402
 
 
 def check(condition, message):
@@ -16,7 +26,39 @@ def check(condition, message):
         raise AssertionError(message)
 
 
-def exercise(client, auth, label):
+def email_links(client, label):
+    """generate_*_link: the gateway's action page, for this scope's tenant."""
+    for link, mode in [
+        (client.generate_password_reset_link("ada@example.com"), "resetPassword"),
+        (client.generate_email_verification_link("ada@example.com"), "verifyEmail"),
+    ]:
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)
+        check(urllib.parse.urlparse(link).path == "/__/auth/action", f"{label} link {link}")
+        check(query.get("mode") == [mode] and len(query.get("oobCode", [""])[0]) >= 43, f"{label} link {link}")
+        check(query.get("tenantId") == ([client.tenant_id] if client.tenant_id else None), f"{label} link tenant {link}")
+
+
+def import_with_scrypt(client, auth, label, host, api_key):
+    """import_users with Firebase's scrypt hash configuration; the imported user keeps their password."""
+    password, salt, separator, key = "imported-" + secrets.token_hex(4), secrets.token_bytes(12), b"\x07", secrets.token_bytes(64)
+    password_hash = firebase_scrypt(password.encode(), salt, separator, key, 8, 14)
+    email = f"{label}-imported@example.com"
+    result = client.import_users(
+        [auth.ImportUserRecord(uid=f"{label}-imported", email=email, password_hash=password_hash, password_salt=salt)],
+        hash_alg=auth.UserImportHash.scrypt(key=key, rounds=8, memory_cost=14, salt_separator=separator))
+    check(result.success_count == 1 and result.failure_count == 0, f"import_users {[e.reason for e in result.errors]}")
+    check(client.get_user_by_email(email).uid == f"{label}-imported", "imported user found")
+    if client.tenant_id is None:
+        return
+    body = json.dumps({"email": email, "password": password, "tenantId": client.tenant_id}).encode()
+    request = urllib.request.Request(
+        f"http://{host}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key={api_key}", data=body,
+        headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as answer:
+        check(json.load(answer)["localId"] == f"{label}-imported", "imported user signs in with the original password")
+
+
+def exercise(client, auth, label, host, api_key):
     """Every user-management call the task names, against one scope."""
     uid = f"{label}-ada"
     created = client.create_user(uid=uid, email="Ada@Example.com", password="secret12", display_name="Ada")
@@ -73,6 +115,10 @@ def exercise(client, auth, label):
     check([record.uid for record in found.users] == [uid], f"get_users found {found.users}")
     check(len(found.not_found) == 2, f"not found: {found.not_found}")
 
+    email_links(client, label)
+    import_with_scrypt(client, auth, label, host, api_key)
+    client.delete_user(f"{label}-imported")
+
     client.delete_user(uid)
     try:
         client.get_user(uid)
@@ -85,7 +131,7 @@ def exercise(client, auth, label):
 
 
 def main() -> int:
-    host, project, tenant = sys.argv[1], sys.argv[2], sys.argv[3]
+    host, project, tenant, api_key = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = host
 
     import firebase_admin
@@ -100,8 +146,8 @@ def main() -> int:
             return AnonymousCredentials()
 
     app = firebase_admin.initialize_app(NoCredential(), options={"projectId": project}, name="portcullis-admin-users")
-    exercise(auth.Client(app), auth, "project")
-    exercise(tenant_mgt.auth_for_tenant(tenant, app=app), auth, "tenant")
+    exercise(auth.Client(app), auth, "project", host, api_key)
+    exercise(tenant_mgt.auth_for_tenant(tenant, app=app), auth, "tenant", host, api_key)
     print("ok")
     return 0
 
