@@ -47,6 +47,8 @@ public enum UserImportPolicy {
         if user.lastLoginAt == nil { user.lastLoginAt = try milliseconds(reader, "lastSignedInAt") }
         for (index, entry) in (try reader.array("providerUserInfo") ?? []).enumerated() {
             let provider = try JSONValue.Reader(entry, path: "providerUserInfo[\(index)]")
+            // `firebase auth:export` lists the password too; that link follows the email and hash.
+            if try provider.string("providerId") == ProviderLink.password { continue }
             guard let providerId = try provider.string("providerId"),
                 IdentityProvider.builtIn.contains(providerId) || IdentityProvider.isOIDC(providerId),
                 let rawId = try provider.string("rawId"), !rawId.isEmpty, rawId.utf8.count <= 512
@@ -118,6 +120,37 @@ public enum UserImportPolicy {
             blockSize: reader.int("blockSize"),
             parallelization: reader.int("parallelization"), dkLen: reader.int("dkLen"),
             passwordHashOrder: reader.string("passwordHashOrder"))
+    }
+
+    /// One account as `portcullis users export` writes it: `firebase auth:export`'s record
+    /// (`createdAt` and `lastSignedInAt` in milliseconds as strings, `customAttributes` as a
+    /// JSON string, the federated `providerUserInfo`), with the stored hash in
+    /// `portcullisPasswordHash`, which ``parse(_:tenantId:now:)`` takes back as it is.
+    public static func exportRecord(_ user: User, passwordHash: String?) -> JSONValue {
+        var record: [String: JSONValue] = [
+            "localId": .string(user.uid), "emailVerified": .bool(user.emailVerified), "disabled": .bool(user.disabled),
+            "createdAt": .string(String(Timestamp(user.createdAt).milliseconds)),
+        ]
+        if let email = user.email { record["email"] = .string(email) }
+        if let name = user.displayName { record["displayName"] = .string(name) }
+        if let photo = user.photoURL { record["photoUrl"] = .string(photo) }
+        if let lastLogin = user.lastLoginAt { record["lastSignedInAt"] = .string(String(lastLogin.milliseconds)) }
+        if !user.customAttributes.isEmpty {
+            record["customAttributes"] = .string(JSONValue.object(user.customAttributes).serialized())
+        }
+        if let passwordHash { record["portcullisPasswordHash"] = .string(passwordHash) }
+        let federated = user.providers.filter { $0.providerId != ProviderLink.password }
+        if !federated.isEmpty {
+            record["providerUserInfo"] = .array(
+                federated.map { link in
+                    var entry: [String: JSONValue] = ["providerId": .string(link.providerId), "rawId": .string(link.federatedId)]
+                    if let email = link.email { entry["email"] = .string(email) }
+                    if let name = link.displayName { entry["displayName"] = .string(name) }
+                    if let photo = link.photoURL { entry["photoUrl"] = .string(photo) }
+                    return .object(entry)
+                })
+        }
+        return .object(record)
     }
 
     /// The per-user errors of users that repeat an earlier user's uid or email (the later

@@ -223,6 +223,14 @@ extension UserRepository {
     /// a keyset page on the primary key, so each account appears on exactly one page however
     /// many are created or deleted between pages.
     public func page(tenantId: String?, after: String?, limit: Int) async throws -> [User] {
+        try await pageWithPasswordHashes(tenantId: tenantId, after: after, limit: limit).map(\.user)
+    }
+
+    /// ``page(tenantId:after:limit:)`` with each account's stored password hash: for
+    /// `portcullis users export`, which hands them to the operator, never to an API answer.
+    public func pageWithPasswordHashes(
+        tenantId: String?, after: String?, limit: Int
+    ) async throws -> [(user: User, passwordHash: String?)] {
         let tenant = tenantId ?? ""
         return try await database.withConnection { connection in
             let rows: PostgresRowSequence
@@ -237,7 +245,7 @@ extension UserRepository {
                     "SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenant) ORDER BY uid LIMIT \(limit)",
                     logger: logger)
             }
-            return try await Self.decode(rows, tenantId: tenantId).map(\.0)
+            return try await Self.decode(rows, tenantId: tenantId).map { (user: $0.0, passwordHash: $0.1) }
         }
     }
 

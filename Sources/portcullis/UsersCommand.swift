@@ -14,7 +14,7 @@ import Glibc
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users", abstract: "Import and export users with their password hashes.",
-        subcommands: [Import.self])
+        subcommands: [Import.self, Export.self])
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -74,6 +74,56 @@ struct UsersCommand: AsyncParsableCommand {
                 throw ValidationError("\(path) has no \"users\" list")
             }
             return users
+        }
+    }
+
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a tenant's users, with their password hashes, in `firebase auth:export`'s JSON format.")
+        @OptionGroup var options: ConfigOptions
+        @Option(help: "The tenant to export; project users when absent.") var tenant: String?
+        @Argument(help: "The file to write (`-`: standard output).") var file: String
+
+        func run() async throws {
+            let settings = try await options.loadSettings()
+            let logger = commandLogger(settings)
+            let output: FileHandle
+            if file == "-" {
+                output = FileHandle.standardOutput
+            } else {
+                // 0600: the file holds password hashes.
+                guard FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o600]),
+                    let handle = FileHandle(forWritingAtPath: file)
+                else { throw ValidationError("cannot write \(file)") }
+                output = handle
+            }
+            let tenantId = tenant
+            // Page by page on the primary key: memory stays one page whatever the tenant's size.
+            let count = try await withDatabase(settings, logger: logger) { database in
+                let users = UserRepository(database: database, logger: logger)
+                _ = try await TenantsCommand.cache(database, settings, logger).settings(tenantId: tenantId)
+                try output.write(contentsOf: Data("{\"users\": [\n".utf8))
+                var after: String?
+                var count = 0
+                while true {
+                    let page = try await users.pageWithPasswordHashes(tenantId: tenantId, after: after, limit: 1000)
+                    var chunk: [UInt8] = []
+                    for (user, hash) in page {
+                        if count > 0 { chunk += Array(",\n".utf8) }
+                        chunk += UserImportPolicy.exportRecord(user, passwordHash: hash).serializedBytes()
+                        count += 1
+                    }
+                    try output.write(contentsOf: Data(chunk))
+                    guard page.count == 1000, let last = page.last else { break }
+                    after = last.user.uid
+                }
+                try output.write(contentsOf: Data("\n]}\n".utf8))
+                return count
+            }
+            if file != "-" {
+                try output.close()
+                FileHandle.standardError.write(Data("exported \(count) users to \(file)\n".utf8))
+            }
         }
     }
 
