@@ -95,7 +95,7 @@ public struct EmailActionService: Sendable {
     /// `accounts:sendOobCode` from an end user: sends the message and returns the email to
     /// echo. With email privacy on, a reset for an unknown or disabled account answers the
     /// same as for a real one and sends nothing.
-    public func send(_ request: SendRequest, tenantId: String?, actor: String? = nil) async throws -> String {
+    public func send(_ request: SendRequest, tenantId: String?) async throws -> String {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         let target: (user: User, address: String)
@@ -121,7 +121,8 @@ public struct EmailActionService: Sendable {
         do {
             _ = try await issue(
                 request, for: target.user, address: target.address, settings: settings, sending: true,
-                actor: actor ?? "user:\(target.user.uid)")
+                // A reset is asked for by whoever knows the address: nobody signed in.
+                actor: request.kind == .passwordReset ? "anonymous" : "user:\(target.user.uid)")
         } catch let error as AuthError
             where request.kind == .passwordReset && settings.enableImprovedEmailPrivacy
             && error == EmailActionPolicy.floodError(request.kind)

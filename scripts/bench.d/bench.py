@@ -2,7 +2,9 @@
 
 Environment (set by scripts/bench): BENCH_BIN (release bin dir), BENCH_PG_PORT,
 BENCH_PG_BIN, BENCH_WORK (scratch dir), BENCH_SECONDS (per wrk run), BENCH_ONLY (optional,
-comma-separated sections to run: sign_in, verify, refresh, federation, toggle, memory, batch_get;
+comma-separated sections to run: sign_in, verify, refresh, federation, toggle, memory, batch_get,
+import (batchCreate of 100,000 users with Firebase scrypt hashes, and the export of the
+batch_get tenant's 1,000,000 users; export needs batch_get);
 the anchors always run; federation needs refresh, whose rate it is judged against).
 """
 import base64
@@ -200,6 +202,8 @@ def main():
         toggle(a, es256, auth)
     if wanted("batch_get"):
         batch_get(a, admin)
+    if wanted("import"):
+        import_users(a, admin)
     if wanted("memory"):
         memory(a, end_user)
     a.stop()
@@ -363,6 +367,63 @@ def batch_get(a, admin):
     log(f"  -t2 -c4: {results['batch_get']}")
 
 
+def import_users(a, admin):
+    log("import: accounts:batchCreate of 100,000 users with Firebase scrypt hashes, 1,000 a request")
+    # The anchor: pgbench inserting the same rows (1,000 a statement, multi-value VALUES) into
+    # a table shaped like users, with its indexes, on the same cluster.
+    psql("CREATE TABLE bench_users (LIKE users INCLUDING ALL)")
+    values = ",\n".join(
+        f"(:tenant, :base || '-{i}', 'u' || :base || '-{i}@example.com', true, 'User', NULL, false, '{{}}', "
+        f"'$firebase-scrypt$ln=14,r=8$c2FsdA$Bw$a2V5$aGFzaA', now(), NULL, NULL, 0)" for i in range(1000))
+    with open(f"{WORK}/insert.sql", "w") as file:
+        file.write("\\set base random(1, 1000000000000)\n\\set tenant 1\n"
+                   "INSERT INTO bench_users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled, "
+                   f"custom_attributes, password_hash, created_at, last_login_us, last_refresh_at, valid_since_us) VALUES\n{values};\n")
+    settle()
+    output = run([f"{PG_BIN}/pgbench", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-n", "-c2", "-j2",
+                  f"-T{SECONDS}", "-f", f"{WORK}/insert.sql", "bench"]).stdout
+    results["pgbench_insert_rows"] = float(re.search(r"tps = ([\d.]+)", output).group(1)) * 1000
+    log(f"  pgbench, 1,000-row inserts: {results['pgbench_insert_rows']:.0f} rows/s")
+    psql("DROP TABLE bench_users")
+    status, body = http("POST", f"{a.base}/v2/projects/{PROJECT}/tenants", {"displayName": "bench-import"},
+                        {"Authorization": f"Bearer {admin}"})
+    assert status == 200, body
+    url = f"{a.base}/v1/projects/{PROJECT}/tenants/{body['name'].split('/')[-1]}/accounts:batchCreate"
+    # One real Firebase scrypt digest for everyone: import stores hashes, it does not compute them.
+    config = {"hashAlgorithm": "SCRYPT", "rounds": 8, "memoryCost": 14, "saltSeparator": "Bw==",
+              "signerKey": base64.b64encode(bytes(range(64))).decode()}
+    def request(batch):
+        users = [{"localId": f"imported-{batch}-{i}", "email": f"imported-{batch}-{i}@example.com", "emailVerified": True,
+                  "passwordHash": base64.b64encode(os.urandom(64)).decode(), "salt": base64.b64encode(os.urandom(12)).decode(),
+                  "displayName": f"Imported {i}", "createdAt": "1600000000000"} for i in range(1000)]
+        return json.dumps(dict(config, users=users)).encode()
+    bodies = [request(batch) for batch in range(100)]
+    settle()
+    def send(data):
+        call = urllib.request.Request(url, data=data, method="POST",
+                                      headers={"Authorization": f"Bearer {admin}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(call) as answer:
+            assert "error" not in json.load(answer)
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        list(pool.map(send, bodies))
+    results["import_rows"] = 100_000 / (time.monotonic() - start)
+    log(f"  batchCreate, 2 clients: {results['import_rows']:.0f} users/s")
+    tenants = psql("SELECT tenant_id FROM tenants WHERE settings->>'displayName' = 'bench-users'").split()
+    if tenants:
+        log("export: portcullis users export of the 1,000,000-user tenant")
+        command = [f"{BIN}/portcullis", "users", "export", "--project-id", PROJECT, "--database-url",
+                   f"postgres://portcullis@127.0.0.1:{PG_PORT}/bench", "--tenant", tenants[0], f"{WORK}/export.json"]
+        start = time.monotonic()
+        # The child's peak resident set, read by the shell's `time` (GNU time may be absent).
+        peak = run(["python3", "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True); "
+                    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"] + command).stdout.split()[-1]
+        results["export_seconds"] = time.monotonic() - start
+        results["export_peak_mb"] = int(peak) / 1024
+        log(f"  {results['export_seconds']:.1f} s, peak RSS {results['export_peak_mb']:.1f} MB, "
+            f"{os.path.getsize(f'{WORK}/export.json') / 1e6:.0f} MB written")
+
+
 def memory(a, end_user):
     log("idle memory with 10,000 tenants loaded")
     settings = json.dumps({"allowPasswordSignup": True})
@@ -398,6 +459,8 @@ def report():
         lambda: ("custom-token sign-in, existing user, -c16", f"{r['custom_token']['rate']:.0f}/s", f"{r['custom_token']['rate'] / r['refresh_rs256']['rate']:.2f} × refresh RS256 of the same tenant", "≥ 0.5", r["custom_token"]["rate"] / r["refresh_rs256"]["rate"] >= 0.5),
         lambda: ("accounts:batchGet, 1,000 of 1,000,000 users, serial", f"p99 {r['batch_get_serial']['p99_ms']:.1f} ms", f"p50 {r['batch_get_serial']['p50_ms']:.1f} ms, {r['batch_get_serial']['rate']:.1f} pages/s", "p99 < 200 ms", r["batch_get_serial"]["p99_ms"] < 200),
         lambda: ("accounts:batchGet, 1,000 of 1,000,000 users, -t2 -c4", f"p99 {r['batch_get']['p99_ms']:.1f} ms", f"{r['batch_get']['rate']:.1f} pages/s", "p99 < 200 ms", r["batch_get"]["p99_ms"] < 200),
+        lambda: ("import, batchCreate of 100,000 users with Firebase scrypt hashes", f"{r['import_rows']:.0f} users/s", f"{r['import_rows'] / r['pgbench_insert_rows']:.2f} × pgbench 1,000-row inserts ({r['pgbench_insert_rows']:.0f} rows/s)", "≥ 0.5", r["import_rows"] / r["pgbench_insert_rows"] >= 0.5),
+        lambda: ("export of 1,000,000 users", f"{r['export_seconds']:.1f} s", f"peak RSS {r['export_peak_mb']:.1f} MB", "constant memory", None),
         lambda: ("idle RSS, 10,000 tenants loaded", f"{r['rss_mb']:.1f} MB", "", "< 100 MB", r["rss_mb"] < 100),
         lambda: ("toggle seen by instance B", f"p99 {r['toggle_p99_ms']:.1f} ms", f"p50 {r['toggle_p50_ms']:.1f} ms", "p99 < 1 s", r["toggle_p99_ms"] < 1000),
     ]
