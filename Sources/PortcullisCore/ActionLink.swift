@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The link an email action sends: Firebase's action-handler shape, served by the
 /// gateway's own page, `<public URL>/__/auth/action?mode=…&oobCode=…&apiKey=…&continueUrl=…&lang=…&tenantId=…`.

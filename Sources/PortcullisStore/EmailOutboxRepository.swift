@@ -94,7 +94,7 @@ public struct EmailOutboxRepository: Sendable {
 
     /// Records a delivery and wipes the sealed link.
     public func markDelivered(_ message: ClaimedMessage) async throws {
-        try await database.withConnection { connection in
+        _ = try await database.withConnection { connection in
             try await connection.query(
                 """
                 UPDATE email_outbox SET delivered_at = now(), sealed_content = NULL, last_error = NULL
@@ -107,7 +107,7 @@ public struct EmailOutboxRepository: Sendable {
     /// (dead-lettered, the sealed link wiped; the row stays for the operator).
     public func markFailed(_ message: ClaimedMessage, reason: String, retryAfter: Duration?) async throws {
         let delay = retryAfter.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-        try await database.withConnection { connection in
+        _ = try await database.withConnection { connection in
             try await connection.query(
                 """
                 UPDATE email_outbox SET last_error = \(String(reason.prefix(500))),

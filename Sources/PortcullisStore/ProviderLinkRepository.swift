@@ -39,7 +39,7 @@ public struct ProviderLinkRepository: Sendable {
     /// Brings a link's copy of the provider's profile up to date (the provider's email,
     /// name and picture as of this sign-in).
     public func refresh(_ link: ProviderLink, tenantId: String?) async throws {
-        try await database.withConnection { connection in
+        _ = try await database.withConnection { connection in
             try await connection.query(
                 """
                 UPDATE user_providers SET email = \(link.email), display_name = \(link.displayName), photo_url = \(link.photoURL)
