@@ -185,6 +185,22 @@ struct EmailActionTests {
         }
     }
 
+    @Test("a stolen ID token past the recent-login window cannot move the account's email to the thief's address")
+    func changeEmailNeedsRecentLogin() async throws {
+        let clock = ManualClock()
+        try await EmailActionFixture.run(configure: { $0.clock = clock }) { fixture in
+            let session = try await fixture.gateway.signUp("victim@example.com", tenant: fixture.tenant)
+            clock.advance(seconds: 301)
+            try await fixture.send([
+                "requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": .string(session.idToken), "newEmail": "thief@example.net",
+            ]).expectEnvelope(.badRequest, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+            // Verification needs no recent sign-in: it proves the current address, which the thief cannot read.
+            #expect(try await fixture.send(["requestType": "VERIFY_EMAIL", "idToken": .string(session.idToken)]).status == .ok)
+            let delivery = try #require(try await fixture.receiver.waitForDeliveries(1).first)
+            #expect(delivery.json.value(at: ["email"]) == "victim@example.com")
+        }
+    }
+
     @Test("a reset for an unknown email: EMAIL_NOT_FOUND, or under email privacy the answer a real account gets and no mail")
     func enumerationSafe() async throws {
         try await EmailActionFixture.run(tenantSettings: #","emailPrivacyConfig":{"enableImprovedEmailPrivacy":true}"#) { fixture in
