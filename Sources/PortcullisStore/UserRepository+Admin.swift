@@ -233,18 +233,14 @@ extension UserRepository {
     ) async throws -> [(user: User, passwordHash: String?)] {
         let tenant = tenantId ?? ""
         return try await database.withConnection { connection in
-            let rows: PostgresRowSequence
-            if let after {
-                rows = try await connection.query(
-                    """
-                    SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenant) AND uid > \(after)
-                    ORDER BY uid LIMIT \(limit)
-                    """, logger: logger)
-            } else {
-                rows = try await connection.query(
-                    "SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenant) ORDER BY uid LIMIT \(limit)",
-                    logger: logger)
-            }
+            // The first page is the keyset statement too (every uid is greater than ''): on its
+            // own, `ORDER BY uid LIMIT n` got a generic plan that sorted the whole tenant (the
+            // pool forces generic plans), 160–260 ms with 1,000,000 users against 25 ms.
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenant) AND uid > \(after ?? "")
+                ORDER BY uid LIMIT \(limit)
+                """, logger: logger)
             return try await Self.decode(rows, tenantId: tenantId).map { (user: $0.0, passwordHash: $0.1) }
         }
     }
