@@ -31,7 +31,7 @@ struct UserImportTests {
     func everyAlgorithm() async throws {
         let python = try InteropTests.tool("PORTCULLIS_TEST_PYTHON")
         let script = InteropTests.packageRoot.appendingPathComponent("Tests/interop/make_password_hashes.py").path
-        let (status, output) = try InteropTests.run(python, [script])
+        let (status, output) = try await ChildProcess.run(python, [script])
         #expect(status == 0, "\(output)")
         guard case .array(let vectors) = try JSONValue.parse(Array(output.utf8)) else { throw TestSetupError(output) }
         try await TestGateway.run { gateway in
