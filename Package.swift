@@ -15,6 +15,11 @@ let package = Package(
         .executable(name: "portcullis-bench", targets: ["PortcullisBench"]),
         // For the microbenchmarks in Benchmarks/ (a package of their own).
         .library(name: "PortcullisCore", targets: ["PortcullisCore"]),
+        // For apps and backends: they speak only the gateway's public HTTP API.
+        .library(name: "PortcullisClient", targets: ["PortcullisClient"]),
+        .library(name: "PortcullisVerifier", targets: ["PortcullisVerifier"]),
+        .library(name: "PortcullisVerifierHummingbird", targets: ["PortcullisVerifierHummingbird"]),
+        .executable(name: "portcullis-client", targets: ["portcullis-client"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -144,6 +149,47 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The client SDK: the seed's Auth, User, persistence and listeners, over HTTP only.
+        .target(
+            name: "PortcullisClient",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // ID-token verification for Swift backends, from a tenant's JWKS.
+        .target(
+            name: "PortcullisVerifier",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The verifier as a Hummingbird middleware (its own product: the verifier alone
+        // does not pull in Hummingbird).
+        .target(
+            name: "PortcullisVerifierHummingbird",
+            dependencies: [
+                "PortcullisVerifier",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "portcullis-client",
+            dependencies: [
+                "PortcullisClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "PortcullisTestSupport",
             dependencies: [
@@ -244,6 +290,36 @@ let package = Package(
                 // Signs custom tokens in the tests with the keys the gateway hands out.
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisClientTests",
+            dependencies: [
+                "PortcullisClient",
+                "PortcullisTestSupport",
+                // The fake identity provider's tokens are built from Core's JSON values.
+                "PortcullisCore",
+                // Custom tokens signed with the service-account keys the gateway hands out.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisVerifierTests",
+            dependencies: [
+                "PortcullisVerifier",
+                "PortcullisVerifierHummingbird",
+                "PortcullisTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                // Forged tokens signed with keys of the tests' own.
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -184,7 +184,7 @@ struct DaemonTests {
         let users = "/identitytoolkit.googleapis.com/v1/projects/demo-project/accounts"
 
         let dev = try DaemonProcess(["dev", "--database-url", Self.url(settings), "--listen-port", "0", "--state-directory", state])
-        let devPort = try await Self.listeningPort(of: dev)
+        let devPort = try await dev.listeningPort()
         #expect(try await Self.post("http://127.0.0.1:\(devPort)\(users)", #"{"localId":"sdk-made"}"#, bearer: "owner") == 200)
         #expect(try await Self.post("http://127.0.0.1:\(devPort)\(users):lookup", #"{"localId":["sdk-made"]}"#, bearer: "owner") == 200)
         dev.signal(SIGTERM)
@@ -193,25 +193,10 @@ struct DaemonTests {
         let serve = try DaemonProcess(
             ["serve", "--database-url", Self.url(settings), "--listen-port", "0", "--project-id", "demo-project"],
             environment: ["PORTCULLIS_MASTER_KEY_FILE": "\(state)/master.key"])
-        let servePort = try await Self.listeningPort(of: serve)
+        let servePort = try await serve.listeningPort()
         #expect(try await Self.post("http://127.0.0.1:\(servePort)\(users):lookup", #"{"localId":["sdk-made"]}"#, bearer: "owner") == 401)
         serve.signal(SIGTERM)
         #expect(try await serve.wait(timeout: .seconds(30)) == 0, "stderr: \(serve.stderr)")
-    }
-
-    /// The port a daemon started with `--listen-port 0` logged it listens on.
-    static func listeningPort(of daemon: DaemonProcess) async throws -> Int {
-        var port: Int?
-        _ = try await eventually(within: .seconds(60)) {
-            guard let line = daemon.stderr.split(separator: "\n").first(where: { $0.contains("portcullis is listening") }),
-                let address = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }),
-                let number = address.split(separator: ":").last.flatMap({ Int($0) })
-            else { return false }
-            port = number
-            return true
-        }
-        guard let port else { throw TestSetupError("the daemon did not start listening; stderr: \(daemon.stderr)") }
-        return port
     }
 
     /// POSTs JSON with a bearer credential; the answer's status.
