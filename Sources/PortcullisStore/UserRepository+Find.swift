@@ -1,0 +1,61 @@
+import Foundation
+import Logging
+public import PortcullisCore
+import PostgresNIO
+
+/// Reads of one user: by uid, by email (a prepared statement: every password sign-in
+/// starts there), and locked for update in the caller's transaction.
+extension UserRepository {
+    /// The user and their password hash, or `nil`.
+    public func find(tenantId: String?, uid: String) async throws -> (user: User, passwordHash: String?)? {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)",
+                logger: logger)
+            return try await Self.decode(rows, tenantId: tenantId).first
+        }
+    }
+
+    /// The user with this email (case-insensitive), or `nil`.
+    public func find(tenantId: String?, email: String) async throws -> (user: User, passwordHash: String?)? {
+        try await database.withConnection { connection in
+            for try await found in try await connection.execute(
+                FindByEmail(tenant: tenantId ?? "", email: email), logger: logger)
+            {
+                return found
+            }
+            return nil
+        }
+    }
+
+    /// Every password sign-in starts here: prepared once per connection, so PostgreSQL
+    /// parses and plans it once rather than on every sign-in.
+    private struct FindByEmail: PostgresPreparedStatement {
+        // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
+        static let name = "portcullis_find_user_by_email"
+        static let sql = "SELECT \(UserRepository.columns) FROM users WHERE tenant_id = $1 AND lower(email) = lower($2)"
+        static let bindingDataTypes: [PostgresDataType] = [.text, .text]
+
+        let tenant: String
+        let email: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(tenant)
+            bindings.append(email)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> (user: User, passwordHash: String?)? {
+            try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant).map { (user: $0.0, passwordHash: $0.1) }
+        }
+    }
+
+    /// The user row, locked `FOR UPDATE` in the caller's transaction; `nil` when absent.
+    func lockedUser(tenantId: String?, uid: String, on connection: PostgresConnection) async throws -> User? {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) FOR UPDATE",
+            logger: logger)
+        return try await Self.decode(rows, tenantId: tenantId).first?.0
+    }
+}

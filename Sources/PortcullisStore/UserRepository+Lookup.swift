@@ -1,0 +1,50 @@
+import Foundation
+import Logging
+public import PortcullisCore
+import PostgresNIO
+
+/// The admin API's lookups of accounts by several identifiers (`accounts:lookup`).
+extension UserRepository {
+    /// A federated identity named by `accounts:lookup`'s `federatedUserId[]`.
+    public struct FederatedUserId: Sendable, Hashable {
+        /// `google.com`, `oidc.<name>`, …
+        public var providerId: String
+        /// The account's id at the provider.
+        public var rawId: String
+
+        /// An identity.
+        public init(providerId: String, rawId: String) {
+            self.providerId = providerId
+            self.rawId = rawId
+        }
+    }
+
+    /// The accounts any of the identifiers name, each once, ordered by uid. Emails match
+    /// case-insensitively; identities by provider and raw id.
+    public func lookup(
+        tenantId: String?, uids: [String], emails: [String], federatedIds: [FederatedUserId]
+    ) async throws -> [User] {
+        let tenant = tenantId ?? ""
+        let lowered = emails.map { $0.lowercased() }
+        return try await database.withConnection { connection in
+            // Three index lookups (primary key, email index, provider key) united, then the rows.
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Self.columns) FROM users
+                WHERE tenant_id = \(tenant) AND uid IN (
+                    SELECT unnest(\(uids)::text[])
+                    UNION
+                    SELECT u.uid FROM users u
+                    WHERE u.tenant_id = \(tenant) AND u.email IS NOT NULL AND lower(u.email) = ANY(\(lowered)::text[])
+                    UNION
+                    SELECT p.uid FROM user_providers p
+                    JOIN unnest(\(federatedIds.map(\.providerId))::text[], \(federatedIds.map(\.rawId))::text[])
+                        AS f(provider_id, federated_id)
+                        ON p.provider_id = f.provider_id AND p.federated_id = f.federated_id
+                    WHERE p.tenant_id = \(tenant))
+                ORDER BY uid
+                """, logger: logger)
+            return try await Self.decode(rows, tenantId: tenantId).map(\.0)
+        }
+    }
+}

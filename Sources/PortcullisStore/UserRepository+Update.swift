@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+public import PortcullisCore
+import PostgresNIO
+
+/// Updates of one user: one statement assigning exactly the fields an update sets,
+/// under a precondition on the stored row.
+extension UserRepository {
+    /// What must still hold of the stored user for an update to apply.
+    public enum Precondition: Sendable {
+        /// Nothing: admin updates.
+        case none
+        /// Not disabled: end-user updates (a user disabled meanwhile changes nothing).
+        case enabled
+        /// Anonymous and not disabled: no email, password or provider link (the upgrade of
+        /// an anonymous account, which two requests must not both perform).
+        case anonymous
+
+        var sql: String {
+            switch self {
+            case .none: ""
+            case .enabled: "AND NOT disabled"
+            case .anonymous:
+                """
+                AND NOT disabled AND email IS NULL AND password_hash IS NULL
+                AND NOT EXISTS (SELECT 1 FROM user_providers p WHERE p.tenant_id = users.tenant_id AND p.uid = users.uid)
+                """
+            }
+        }
+    }
+
+    /// Applies `update` in one transaction: one statement assigns exactly the fields it
+    /// sets (everything else keeps the value the row holds when the statement runs, so
+    /// a concurrent change to another field survives), then the `password` link follows
+    /// the email and password, and other instances are notified when the revocation
+    /// state changed. `EMAIL_EXISTS` when the new email belongs to another user.
+    ///
+    /// - Returns: the user as stored, or `nil` when no user matched `uid` and `precondition`.
+    public func update(
+        tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition = .none
+    ) async throws -> User? {
+        do {
+            return try await database.withTransaction { connection in
+                try await self.update(tenantId: tenantId, uid: uid, update, requiring: precondition, on: connection)
+            }
+        } catch is UniqueViolation {
+            throw AuthError(.emailExists)
+        }
+    }
+
+    /// ``update(tenantId:uid:_:requiring:)`` inside the caller's transaction (applying an
+    /// action code consumes the code and changes the user in one). A clash on the email
+    /// index surfaces as `UniqueViolation` for the caller to translate.
+    func update(
+        tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition,
+        on connection: PostgresConnection
+    ) async throws -> User? {
+        let rows = try await connection.query(
+            Self.updateStatement(tenantId: tenantId, uid: uid, update, requiring: precondition), logger: logger)
+        guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
+        if update.changesPasswordLink {
+            // The statement's snapshot predates the link it is about to rewrite.
+            user.syncPasswordLink()
+            try await syncPasswordLink(of: user, on: connection)
+        }
+        if update.changesRevocationState {
+            try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
+        }
+        return user
+    }
+
+    /// ``update(tenantId:uid:_:requiring:)``'s statement: assigns exactly the fields `update`
+    /// sets and returns the row (no row when `uid` or `precondition` does not match).
+    static func updateStatement(
+        tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition
+    ) -> PostgresQuery {
+        let tenant = tenantId ?? ""
+        let claims = update.customAttributes.map { JSONValue.object($0).serialized() }
+        let (revocationMode, revocationValue): (Int, Int64) =
+            switch update.revocation {
+            case nil: (0, 0)
+            case .now(let now)?: (1, now.microseconds)
+            case .at(let watermark)?: (2, watermark.microseconds)
+            }
+        // Every SET expression sees the row as it was before this statement: `email IS
+        // DISTINCT FROM` compares with the old email. A revocation to `now` moves the
+        // watermark forward (by 1 µs at least: each change's caller starts its session under
+        // its own) and past the user's latest session start, which the row lock orders
+        // before this statement (another instance's clock may run ahead).
+        let query: PostgresQuery = """
+            UPDATE users SET
+                email = CASE WHEN \(update.email != nil) THEN \(update.email ?? nil) ELSE email END,
+                email_verified = CASE WHEN \(update.emailVerified != nil) THEN \(update.emailVerified ?? false)
+                    WHEN \(update.email != nil) AND email IS DISTINCT FROM \(update.email ?? nil) THEN false
+                    ELSE email_verified END,
+                display_name = CASE WHEN \(update.displayName != nil) THEN \(update.displayName ?? nil) ELSE display_name END,
+                photo_url = CASE WHEN \(update.photoURL != nil) THEN \(update.photoURL ?? nil) ELSE photo_url END,
+                disabled = CASE WHEN \(update.disabled != nil) THEN \(update.disabled ?? false) ELSE disabled END,
+                custom_attributes = CASE WHEN \(claims != nil) THEN \(claims)::jsonb ELSE custom_attributes END,
+                password_hash = CASE WHEN \(update.passwordHash != nil) THEN \(update.passwordHash) ELSE password_hash END,
+                valid_since_us = CASE \(revocationMode)::int
+                    WHEN 1 THEN greatest(valid_since_us + 1, \(revocationValue), coalesce(last_login_us, 0) + 1)
+                    WHEN 2 THEN \(revocationValue)
+                    ELSE valid_since_us END
+            WHERE tenant_id = \(tenant) AND uid = \(uid) \(unescaped: precondition.sql)
+            RETURNING \(unescaped: Self.columns)
+            """
+        return query
+    }
+}
