@@ -76,11 +76,23 @@ public struct SessionStart: Sendable {
 public struct RefreshSessionRepository: Sendable {
     let database: Database
     let logger: Logger
+    /// Concurrent refreshes share one statement (copies of the repository share the batcher).
+    private let rotations: StatementBatcher<Rotation, (session: RefreshSession, user: User)?>
 
     /// A repository over the database.
-    public init(database: Database, logger: Logger) {
+    ///
+    /// - Parameter concurrentRotations: refresh batches that may run at once, each on its
+    ///   own connection. Fewer batches make bigger ones (less database work per refresh);
+    ///   the default, one per core of this machine but at least two, keeps every core of a
+    ///   PostgreSQL as large as this machine busy.
+    public init(database: Database, logger: Logger, concurrentRotations: Int? = nil) {
         self.database = database
         self.logger = logger
+        let leaders = concurrentRotations ?? max(2, ProcessInfo.processInfo.activeProcessorCount)
+        rotations = StatementBatcher(maximumLeaders: min(leaders, database.settings.maximumConnections), maximumBatch: 64) {
+            [logger] batch in
+            try await Self.rotateCurrent(batch, database: database, logger: logger)
+        }
     }
 
     /// ``SessionPolicy/isRevoked(sessionStart:validSince:)`` as SQL over the two columns
@@ -122,13 +134,17 @@ public struct RefreshSessionRepository: Sendable {
         tenantId: String?, sessionId: String, presentedHash: [UInt8], successorHash: [UInt8], now: Int64,
         graceSeconds: Int
     ) async throws -> (session: RefreshSession, user: User) {
-        let tenant = tenantId ?? ""
+        let rotation = Rotation(
+            tenant: tenantId ?? "", sessionId: sessionId, presentedHash: presentedHash, successorHash: successorHash, now: now)
+        // The common case, batched with whatever other refreshes are waiting. A failed batch
+        // says nothing about this request: it retries alone below, which reports its own error.
+        if case .answered(let rotated?) = await rotations.submit(rotation) {
+            return rotated
+        }
+        let tenant = rotation.tenant
         return try await database.withConnection { connection in
             for _ in 0..<3 {
-                if let rotated = try await rotateCurrent(
-                    connection, tenant: tenant, sessionId: sessionId, presentedHash: presentedHash,
-                    successorHash: successorHash, now: now)
-                {
+                if let rotated = try await Self.rotateCurrent([rotation], on: connection, logger: logger)[0] {
                     return rotated
                 }
                 guard
@@ -164,17 +180,26 @@ public struct RefreshSessionRepository: Sendable {
         }
     }
 
-    /// The one-statement rotation of a live session's current token; `nil` if anything is off.
-    private func rotateCurrent(
-        _ connection: PostgresConnection, tenant: String, sessionId: String, presentedHash: [UInt8],
-        successorHash: [UInt8], now: Int64
-    ) async throws -> (session: RefreshSession, user: User)? {
-        let statement = RotateCurrentToken(
-            tenant: tenant, sessionId: sessionId, presentedHash: presentedHash, successorHash: successorHash, now: now)
-        for try await rotated in try await connection.execute(statement, logger: logger) {
-            return rotated
+    /// Rotates each live session whose current token is the one presented, in one
+    /// statement on a connection of its own; `nil` for every request with anything off.
+    private static func rotateCurrent(
+        _ batch: [Rotation], database: Database, logger: Logger
+    ) async throws -> [(session: RefreshSession, user: User)?] {
+        try await database.withConnection { connection in try await rotateCurrent(batch, on: connection, logger: logger) }
+    }
+
+    private static func rotateCurrent(
+        _ batch: [Rotation], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [(session: RefreshSession, user: User)?] {
+        // Sorted by session, so batches that share rows lock them in one order.
+        let order = batch.indices.sorted { (batch[$0].tenant, batch[$0].sessionId) < (batch[$1].tenant, batch[$1].sessionId) }
+        let statement = RotateCurrentTokens(rotations: order.map { batch[$0] })
+        var rotated = [(session: RefreshSession, user: User)?](repeating: nil, count: batch.count)
+        for try await row in try await connection.execute(statement, logger: logger) {
+            guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
+            rotated[order[row.position - 1]] = (row.session, row.user)
         }
-        return nil
+        return rotated
     }
 
     /// A session as read for the policy, judged against the presented token.

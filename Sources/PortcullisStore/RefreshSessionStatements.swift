@@ -46,62 +46,78 @@ extension RefreshSessionRepository {
         func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
     }
 
-    /// The common refresh, prepared once per connection: it is the hottest write.
-    ///
-    /// Its conditions are the `.rotate` outcome of ``RefreshTokenPolicy`` with a user who
-    /// is not disabled, written as SQL so the common refresh is a single round trip; any
-    /// other state falls through to ``rotate(tenantId:sessionId:presentedHash:successorHash:now:graceSeconds:)``'s
-    /// read, where the policy itself decides.
-    struct RotateCurrentToken: PostgresPreparedStatement {
-        // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
-        static let name = "portcullis_rotate_session_v3"
-        static let sql = """
-            WITH rotated AS (
-                UPDATE refresh_sessions SET previous_hash = token_hash, token_hash = $4, issued_at = $5
-                FROM users
-                WHERE refresh_sessions.tenant_id = $1 AND refresh_sessions.session_id = $2
-                  AND refresh_sessions.token_hash = $3 AND NOT refresh_sessions.revoked
-                  AND users.tenant_id = $1 AND users.uid = refresh_sessions.uid
-                  AND NOT users.disabled AND NOT (\(RefreshSessionRepository.revoked(session: "refresh_sessions", user: "users")))
-                RETURNING refresh_sessions.started_us, refresh_sessions.sign_in_provider, refresh_sessions.developer_claims,
-                    \(UserRepository.qualifiedColumns)),
-            -- lastRefreshAt is kept to the minute: rewriting the user row on every refresh
-            -- would double the write load for a timestamp nobody reads to the second.
-            -- The uid as a scalar subquery, not a join: the row is then found by its primary
-            -- key whatever the planner believes about the table's size.
-            touched AS (
-                UPDATE users SET last_refresh_at = now()
-                WHERE users.tenant_id = $1 AND users.uid = (SELECT uid FROM rotated)
-                  AND (users.last_refresh_at IS NULL OR users.last_refresh_at < now() - interval '1 minute'))
-            SELECT * FROM rotated
-            """
-        static let bindingDataTypes: [PostgresDataType] = [.text, .text, .bytea, .bytea, .int8]
-
+    /// One refresh request of a batch: the presented token's hash for its successor's.
+    struct Rotation: Sendable {
         let tenant: String
         let sessionId: String
         let presentedHash: [UInt8]
         let successorHash: [UInt8]
         let now: Int64
+    }
+
+    /// The common refresh of a batch of sessions, prepared once per connection: it is the
+    /// hottest write, and concurrent refreshes share one statement and one commit
+    /// (``StatementBatcher``).
+    ///
+    /// Its conditions are the `.rotate` outcome of ``RefreshTokenPolicy`` with a user who
+    /// is not disabled, written as SQL so the common refresh costs no read first; a request
+    /// for which it returns no row falls through to ``rotate(tenantId:sessionId:presentedHash:successorHash:now:graceSeconds:)``'s
+    /// read, where the policy itself decides. Requests come sorted by session, so two batches
+    /// lock the rows they share in the same order and never deadlock on them.
+    struct RotateCurrentTokens: PostgresPreparedStatement {
+        // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
+        static let name = "portcullis_rotate_sessions_v1"
+        static let sql = """
+            WITH requests AS (
+                SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bytea[], $5::int8[]) WITH ORDINALITY
+                    AS r(tenant_id, session_id, presented, successor, now, position)),
+            rotated AS (
+                UPDATE refresh_sessions SET previous_hash = token_hash, token_hash = requests.successor,
+                    issued_at = requests.now
+                FROM requests, users
+                WHERE refresh_sessions.tenant_id = requests.tenant_id AND refresh_sessions.session_id = requests.session_id
+                  AND refresh_sessions.token_hash = requests.presented AND NOT refresh_sessions.revoked
+                  AND users.tenant_id = requests.tenant_id AND users.uid = refresh_sessions.uid
+                  AND NOT users.disabled AND NOT (\(RefreshSessionRepository.revoked(session: "refresh_sessions", user: "users")))
+                RETURNING requests.position, refresh_sessions.tenant_id AS tenant, refresh_sessions.started_us,
+                    refresh_sessions.sign_in_provider, refresh_sessions.developer_claims, \(UserRepository.qualifiedColumns)),
+            -- lastRefreshAt is kept to the minute: rewriting the user row on every refresh
+            -- would double the write load for a timestamp nobody reads to the second. A user
+            -- row another transaction holds is skipped rather than waited for (its next
+            -- refresh records it), so a batch never waits on, or deadlocks over, user rows.
+            touched AS (
+                UPDATE users SET last_refresh_at = now()
+                WHERE (users.tenant_id, users.uid) IN (
+                    SELECT stale.tenant_id, stale.uid FROM users stale
+                    WHERE (stale.tenant_id, stale.uid) IN (SELECT tenant, uid FROM rotated)
+                      AND (stale.last_refresh_at IS NULL OR stale.last_refresh_at < now() - interval '1 minute')
+                    FOR UPDATE SKIP LOCKED))
+            SELECT * FROM rotated
+            """
+        static let bindingDataTypes: [PostgresDataType] = [.textArray, .textArray, .byteaArray, .byteaArray, .int8Array]
+
+        let rotations: [Rotation]
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 5)
-            bindings.append(tenant)
-            bindings.append(sessionId)
-            bindings.append(ByteBuffer(bytes: presentedHash))
-            bindings.append(ByteBuffer(bytes: successorHash))
-            bindings.append(now)
+            bindings.append(rotations.map(\.tenant))
+            bindings.append(rotations.map(\.sessionId))
+            bindings.append(rotations.map { ByteBuffer(bytes: $0.presentedHash) })
+            bindings.append(rotations.map { ByteBuffer(bytes: $0.successorHash) })
+            bindings.append(rotations.map(\.now))
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> (session: RefreshSession, user: User) {
-            let (started, provider, claims) = try row.decode((Int64, String, String?).self)
-            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 3) else {
+        /// A rotated session, with the (1-based) position of the request that rotated it.
+        func decodeRow(_ row: PostgresRow) throws -> (position: Int, session: RefreshSession, user: User) {
+            let (position, tenant, started, provider, claims) = try row.decode((Int64, String, Int64, String, String?).self)
+            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 5) else {
                 throw AuthError(.internalError)
             }
             let session = RefreshSession(
                 uid: user.uid, started: Timestamp(microseconds: started), signInProvider: provider,
                 developerClaims: RefreshSession.developerClaims(claims))
-            return (session, user)
+            return (Int(position), session, user)
         }
     }
 }

@@ -1,0 +1,105 @@
+import Synchronization
+
+/// Runs one statement for many concurrent requests: group commit for a hot write.
+///
+/// A request that finds fewer than ``maximumLeaders`` batches running leads one at once, so
+/// a lone request never waits. Requests arriving while every slot is taken queue up, and
+/// when a batch ends its leader hands the slot to the first queued request, which runs the
+/// whole queue (up to ``maximumBatch``) as the next batch. Under load PostgreSQL then parses,
+/// plans, executes and commits once per batch instead of once per request: for the refresh
+/// rotation that is about a quarter of the database's CPU per request (BENCHMARKS.md).
+///
+/// Every batch runs inside a request's own task, so there is no background task to start,
+/// stop or forget. When a batch fails, each request in it gets ``Outcome/failed`` and is
+/// expected to retry alone, so one request's cancellation or a deadlock victim never
+/// becomes another request's error.
+final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
+    /// What a request gets back.
+    enum Outcome: Sendable {
+        /// The batch ran; this is the request's own answer.
+        case answered(Response)
+        /// The batch failed as a whole; the request should run alone.
+        case failed
+    }
+
+    /// Runs one batch; returns one response per request, in order.
+    typealias Execute = @Sendable ([Request]) async throws -> [Response]
+
+    /// Batches that may run at once (each holds a database connection).
+    let maximumLeaders: Int
+    /// Requests in one batch at most.
+    let maximumBatch: Int
+    private let execute: Execute
+    private let state = Mutex(State())
+
+    private enum Ticket: Sendable {
+        case lead
+        case done(Outcome)
+    }
+
+    private struct Waiter: Sendable {
+        let request: Request
+        let continuation: CheckedContinuation<Ticket, Never>
+    }
+
+    private struct State: Sendable {
+        var leaders = 0
+        var waiting: [Waiter] = []
+    }
+
+    /// A batcher running `execute` for up to `maximumBatch` requests at a time, with at most
+    /// `maximumLeaders` batches in flight.
+    init(maximumLeaders: Int, maximumBatch: Int, execute: @escaping Execute) {
+        self.maximumLeaders = max(1, maximumLeaders)
+        self.maximumBatch = max(1, maximumBatch)
+        self.execute = execute
+    }
+
+    /// Requests waiting for a slot (for observation).
+    var queued: Int { state.withLock { $0.waiting.count } }
+
+    /// Runs `request` in the next batch (at once when a slot is free).
+    func submit(_ request: Request) async -> Outcome {
+        let ticket = await withCheckedContinuation { (continuation: CheckedContinuation<Ticket, Never>) in
+            let leads = state.withLock { state in
+                guard state.leaders < maximumLeaders else {
+                    state.waiting.append(Waiter(request: request, continuation: continuation))
+                    return false
+                }
+                state.leaders += 1
+                return true
+            }
+            if leads { continuation.resume(returning: .lead) }
+        }
+        switch ticket {
+        case .done(let outcome): return outcome
+        case .lead: return await lead(with: request)
+        }
+    }
+
+    /// Runs a batch of `own` and the queue's head, answers the followers, then passes the
+    /// slot on to the next queued request (or frees it).
+    private func lead(with own: Request) async -> Outcome {
+        let followers = state.withLock { state in
+            let count = min(state.waiting.count, maximumBatch - 1)
+            defer { state.waiting.removeFirst(count) }
+            return Array(state.waiting.prefix(count))
+        }
+        // Not a swallowed failure: every request of a failed batch is told so and runs alone,
+        // which reports its own error.
+        let responses = try? await execute([own] + followers.map(\.request))
+        let answered = responses.flatMap { $0.count == followers.count + 1 ? $0 : nil }
+        for (index, follower) in followers.enumerated() {
+            follower.continuation.resume(returning: .done(answered.map { .answered($0[index + 1]) } ?? .failed))
+        }
+        let next = state.withLock { state -> Waiter? in
+            guard !state.waiting.isEmpty else {
+                state.leaders -= 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.continuation.resume(returning: .lead)
+        return answered.map { .answered($0[0]) } ?? .failed
+    }
+}
