@@ -100,7 +100,7 @@ struct DaemonTests {
     func precedence() async throws {
         let settings = try await TestDatabase.create()
         let file = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).yaml"
-        try "project_id: from-file\ndatabase:\n  url: \"not a url\"\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "project_id: from-file\ndatabase:\n  url: \"not a url\"\n".write(toFile: file, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
 
         let fileOnly = try await DaemonProcess.run(["migrate", "--config", file])
@@ -147,10 +147,10 @@ struct DaemonTests {
               level: \(level)
             master_key:
               file: \(keyFile)
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+            """.write(toFile: file, atomically: false, encoding: .utf8)
         }
         let keyFile = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).key"
-        try String(repeating: "ab", count: 32).write(toFile: keyFile, atomically: true, encoding: .utf8)
+        try String(repeating: "ab", count: 32).write(toFile: keyFile, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: keyFile) }
         try writeConfig(level: "warning")
         defer { try? FileManager.default.removeItem(atPath: file) }

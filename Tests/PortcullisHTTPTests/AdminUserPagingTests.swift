@@ -18,7 +18,7 @@ struct AdminUserPagingTests {
             let tenant = try await gateway.createTenant()
             // Seeded in one statement. New users' uids fall between the seeded ones, on every page.
             let seededIds = (0..<2500).map { Self.uid($0 * 4) }
-            try await gateway.server.database.withConnection { connection in
+            _ = try await gateway.server.database.withConnection { connection in
                 try await connection.query(
                     """
                     INSERT INTO users (tenant_id, uid, email, created_at)

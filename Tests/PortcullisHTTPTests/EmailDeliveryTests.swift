@@ -112,7 +112,7 @@ struct EmailDeliveryTests {
         #!/bin/sh
         echo "$@" > '\(directory.path)/arguments'
         cat > '\(directory.path)/message.tmp' && mv '\(directory.path)/message.tmp' '\(directory.path)/message.eml'
-        """.write(to: script, atomically: true, encoding: .utf8)
+        """.write(to: script, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: script.path)
         try await TestGateway.run(configure: {
             $0.emailDelivery.sendmailPath = script.path

@@ -58,7 +58,7 @@ struct InteropTests {
             let issuer = "http://localhost/\(TestGateway.projectId)/tenants/\(a)"
             func verify(_ token: String, jwksOf tenant: String) async throws -> (Int32, String) {
                 let file = NSTemporaryDirectory() + "jwks-\(UUID().uuidString).json"
-                try await TokenTests.jwks(gateway, tenant: tenant).write(toFile: file, atomically: true, encoding: .utf8)
+                try await TokenTests.jwks(gateway, tenant: tenant).write(toFile: file, atomically: false, encoding: .utf8)
                 defer { try? FileManager.default.removeItem(atPath: file) }
                 return try Self.run(python, [script, file, token, issuer, TestGateway.projectId])
             }
@@ -104,7 +104,7 @@ struct InteropTests {
                 .replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(port)")
                 .replacingOccurrences(of: "127.0.0.1:9000", with: "127.0.0.1:\(appPort)")
                 .replacingOccurrences(of: "127.0.0.1:8000", with: "127.0.0.1:\(proxyPort)")
-            try example.write(toFile: "\(directory)/portcullis.conf", atomically: true, encoding: .utf8)
+            try example.write(toFile: "\(directory)/portcullis.conf", atomically: false, encoding: .utf8)
             try """
             daemon off;
             pid \(directory)/nginx.pid;
@@ -123,7 +123,7 @@ struct InteropTests {
                     location / { return 200 "app saw user=$http_x_auth_user_id tenant=$http_x_auth_tenant_id email=$http_x_auth_email\\n"; }
                 }
             }
-            """.write(toFile: "\(directory)/nginx.conf", atomically: true, encoding: .utf8)
+            """.write(toFile: "\(directory)/nginx.conf", atomically: false, encoding: .utf8)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: nginx)
             process.arguments = ["-p", directory, "-c", "\(directory)/nginx.conf"]

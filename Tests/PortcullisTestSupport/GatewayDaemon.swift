@@ -39,7 +39,7 @@ public struct GatewayDaemon: Sendable {
         let settings = try await TestDatabase.create()
         let databaseURL = "postgres://\(settings.user)@\(settings.host):\(settings.port)/\(settings.database)"
         let keyFile = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).key"
-        try String(repeating: "cd", count: 32).write(toFile: keyFile, atomically: true, encoding: .utf8)
+        try String(repeating: "cd", count: 32).write(toFile: keyFile, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: keyFile) }
         var variables = [
             "PORTCULLIS_DATABASE_URL": databaseURL, "PORTCULLIS_PROJECT_ID": projectId, "PORTCULLIS_API_KEYS": apiKey,
