@@ -76,22 +76,27 @@ public struct SessionStart: Sendable {
 public struct RefreshSessionRepository: Sendable {
     let database: Database
     let logger: Logger
-    /// Concurrent refreshes share one statement (copies of the repository share the batcher).
+    /// Concurrent refreshes share one statement, and so do concurrent sign-ins (copies of the
+    /// repository share the batchers).
     private let rotations: StatementBatcher<Rotation, (session: RefreshSession, user: User)?>
+    private let starts: StatementBatcher<SessionStart, Timestamp?>
 
     /// A repository over the database.
     ///
-    /// - Parameter concurrentRotations: refresh batches that may run at once, each on its
-    ///   own connection. Fewer batches make bigger ones (less database work per refresh);
-    ///   the default, one per core of this machine but at least two, keeps every core of a
-    ///   PostgreSQL as large as this machine busy.
-    public init(database: Database, logger: Logger, concurrentRotations: Int? = nil) {
+    /// - Parameter concurrentBatches: batches of refreshes, and of sign-ins, that may run at
+    ///   once, each on its own connection. Fewer batches make bigger ones (less database
+    ///   work per request); the default, one per core of this machine but at least two,
+    ///   keeps every core of a PostgreSQL as large as this machine busy.
+    public init(database: Database, logger: Logger, concurrentBatches: Int? = nil) {
         self.database = database
         self.logger = logger
-        let leaders = concurrentRotations ?? max(2, ProcessInfo.processInfo.activeProcessorCount)
-        rotations = StatementBatcher(maximumLeaders: min(leaders, database.settings.maximumConnections), maximumBatch: 64) {
-            [logger] batch in
-            try await Self.rotateCurrent(batch, database: database, logger: logger)
+        let leaders = concurrentBatches ?? max(2, ProcessInfo.processInfo.activeProcessorCount)
+        let slots = min(leaders, database.settings.maximumConnections)
+        rotations = StatementBatcher(maximumLeaders: slots, maximumBatch: 64) { [logger] batch in
+            try await database.withConnection { connection in try await Self.rotateCurrent(batch, on: connection, logger: logger) }
+        }
+        starts = StatementBatcher(maximumLeaders: slots, maximumBatch: 64) { [logger] batch in
+            try await database.withConnection { connection in try await Self.start(batch, on: connection, logger: logger) }
         }
     }
 
@@ -111,13 +116,30 @@ public struct RefreshSessionRepository: Sendable {
     ///
     /// - Returns: the session's start, or `nil` when the user no longer qualifies.
     public func start(_ start: SessionStart) async throws -> Timestamp? {
-        let statement = StartSession(start: start)
-        return try await database.withConnection { connection in
-            for try await started in try await connection.execute(statement, logger: logger) {
-                return Timestamp(microseconds: started)
-            }
-            return nil
+        // Batched with whatever other sign-ins are waiting. No answer in a batch may also mean
+        // another sign-in of the same user took the row first, so only the request alone says
+        // the user no longer qualifies; a failed batch likewise runs again alone.
+        if case .answered(let started?) = await starts.submit(start) {
+            return started
         }
+        return try await database.withConnection { connection in
+            try await Self.start([start], on: connection, logger: logger)[0]
+        }
+    }
+
+    /// Starts each session whose user still qualifies, in one statement; `nil` for the others.
+    private static func start(
+        _ batch: [SessionStart], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Timestamp?] {
+        // Sorted by user, so batches that share users lock them in one order.
+        let order = batch.indices.sorted { (batch[$0].tenantId ?? "", batch[$0].uid) < (batch[$1].tenantId ?? "", batch[$1].uid) }
+        let statement = StartSessions(starts: order.map { batch[$0] })
+        var started = [Timestamp?](repeating: nil, count: batch.count)
+        for try await row in try await connection.execute(statement, logger: logger) {
+            guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
+            started[order[row.position - 1]] = Timestamp(microseconds: row.started)
+        }
+        return started
     }
 
     /// Makes `successorHash` the session's current token in exchange for the presented one.
@@ -181,13 +203,7 @@ public struct RefreshSessionRepository: Sendable {
     }
 
     /// Rotates each live session whose current token is the one presented, in one
-    /// statement on a connection of its own; `nil` for every request with anything off.
-    private static func rotateCurrent(
-        _ batch: [Rotation], database: Database, logger: Logger
-    ) async throws -> [(session: RefreshSession, user: User)?] {
-        try await database.withConnection { connection in try await rotateCurrent(batch, on: connection, logger: logger) }
-    }
-
+    /// statement; `nil` for every request with anything off.
     private static func rotateCurrent(
         _ batch: [Rotation], on connection: PostgresConnection, logger: Logger
     ) async throws -> [(session: RefreshSession, user: User)?] {

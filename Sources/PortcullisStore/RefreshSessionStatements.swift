@@ -4,46 +4,70 @@ import PostgresNIO
 /// The two statements every sign-in and every refresh run, prepared once per connection
 /// so PostgreSQL parses and plans them once.
 extension RefreshSessionRepository {
-    /// Every sign-in ends here: prepared once per connection, like the refresh.
-    struct StartSession: PostgresPreparedStatement {
+    /// Every sign-in ends here, batched like the refresh (``StatementBatcher``) and
+    /// prepared once per connection.
+    ///
+    /// Each request's row of the user is updated under its lock, and the session inserted
+    /// only for the requests whose update matched. SQL arrays hold no absent values here, so
+    /// an absent optional travels as a value none can take: `''` for a hash, an email or the
+    /// claims, `-1` for a watermark. Requests come sorted by user, so two batches lock the
+    /// users they share in the same order. Two sign-ins of one user in one batch update the
+    /// row once: the other gets no row and runs again alone.
+    struct StartSessions: PostgresPreparedStatement {
         // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
-        static let name = "portcullis_start_session_v4"
+        static let name = "portcullis_start_sessions_v1"
         static let sql = """
-            WITH signed_in AS (
-                UPDATE users SET last_login_us = greatest($5, coalesce(last_login_us, 0)),
-                    password_hash = coalesce($7, password_hash)
-                WHERE tenant_id = $1 AND uid = $3 AND NOT disabled
-                  AND ($8::text IS NULL OR (password_hash = $8 AND email = $9))
-                  AND ($10::int8 IS NULL OR valid_since_us = $10)
-                RETURNING last_login_us)
-            INSERT INTO refresh_sessions (tenant_id, session_id, uid, token_hash, issued_at, started_us, sign_in_provider,
-                developer_claims)
-            SELECT $1, $2, $3, $4, $5 / 1000000, last_login_us, $6, $11 FROM signed_in
-            RETURNING started_us
+            WITH requests AS (
+                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::int8[], $6::text[], $7::text[],
+                    $8::text[], $9::text[], $10::int8[], $11::text[]) WITH ORDINALITY
+                    AS r(tenant_id, session_id, uid, token_hash, now_us, provider, upgraded_hash, proven_hash, proven_email,
+                        valid_since, claims, position)),
+            signed_in AS (
+                UPDATE users SET last_login_us = greatest(requests.now_us, coalesce(users.last_login_us, 0)),
+                    password_hash = coalesce(nullif(requests.upgraded_hash, ''), users.password_hash)
+                FROM requests
+                WHERE users.tenant_id = requests.tenant_id AND users.uid = requests.uid AND NOT users.disabled
+                  AND (requests.proven_hash = ''
+                    OR (users.password_hash = requests.proven_hash AND users.email = requests.proven_email))
+                  AND (requests.valid_since < 0 OR users.valid_since_us = requests.valid_since)
+                RETURNING requests.position, users.last_login_us),
+            inserted AS (
+                INSERT INTO refresh_sessions (tenant_id, session_id, uid, token_hash, issued_at, started_us, sign_in_provider,
+                    developer_claims)
+                SELECT requests.tenant_id, requests.session_id, requests.uid, requests.token_hash, requests.now_us / 1000000,
+                    signed_in.last_login_us, requests.provider, nullif(requests.claims, '')
+                FROM signed_in JOIN requests ON requests.position = signed_in.position
+                RETURNING session_id, started_us)
+            SELECT requests.position, inserted.started_us FROM inserted JOIN requests ON requests.session_id = inserted.session_id
             """
         static let bindingDataTypes: [PostgresDataType] = [
-            .text, .text, .text, .bytea, .int8, .text, .text, .text, .text, .int8, .text,
+            .textArray, .textArray, .textArray, .byteaArray, .int8Array, .textArray, .textArray, .textArray, .textArray,
+            .int8Array, .textArray,
         ]
 
-        let start: SessionStart
+        let starts: [SessionStart]
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 11)
-            bindings.append(start.tenantId ?? "")
-            bindings.append(start.sessionId)
-            bindings.append(start.uid)
-            bindings.append(ByteBuffer(bytes: start.tokenHash))
-            bindings.append(start.now.microseconds)
-            bindings.append(start.signInProvider)
-            bindings.append(start.upgradedPasswordHash)
-            bindings.append(start.provenPassword?.hash)
-            bindings.append(start.provenPassword?.email)
-            bindings.append(start.validSince?.microseconds)
-            bindings.append(start.developerClaims)
+            bindings.append(starts.map { $0.tenantId ?? "" })
+            bindings.append(starts.map(\.sessionId))
+            bindings.append(starts.map(\.uid))
+            bindings.append(starts.map { ByteBuffer(bytes: $0.tokenHash) })
+            bindings.append(starts.map(\.now.microseconds))
+            bindings.append(starts.map(\.signInProvider))
+            bindings.append(starts.map { $0.upgradedPasswordHash ?? "" })
+            bindings.append(starts.map { $0.provenPassword?.hash ?? "" })
+            bindings.append(starts.map { $0.provenPassword?.email ?? "" })
+            bindings.append(starts.map { $0.validSince?.microseconds ?? -1 })
+            bindings.append(starts.map { $0.developerClaims ?? "" })
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
+        /// A started session: the (1-based) position of its request, and its start.
+        func decodeRow(_ row: PostgresRow) throws -> (position: Int, started: Int64) {
+            let (position, started) = try row.decode((Int64, Int64).self)
+            return (Int(position), started)
+        }
     }
 
     /// One refresh request of a batch: the presented token's hash for its successor's.

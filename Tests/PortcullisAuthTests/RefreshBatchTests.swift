@@ -2,13 +2,14 @@ import PortcullisCore
 import PortcullisCrypto
 import PortcullisStore
 import PortcullisTestSupport
+import PostgresNIO
 import Testing
 
 @testable import PortcullisAuth
 
 /// Concurrent refreshes share one statement (``RefreshSessionRepository``'s batcher): each
 /// request must still get its own session's answer, whatever else rode in its batch.
-@Suite("Batched refresh rotation")
+@Suite("Batched refreshes and session starts")
 struct RefreshBatchTests {
     @Test(
         "42 rotations of 41 sessions in two tenants through one slot: each its own user; a doubled token one successor; a wrong one refused"
@@ -25,7 +26,7 @@ struct RefreshBatchTests {
             }
             // One slot: whatever arrives while a batch runs waits and rides in the next one.
             let repository = RefreshSessionRepository(
-                database: harness.database, logger: TestDatabase.logger, concurrentRotations: 1)
+                database: harness.database, logger: TestDatabase.logger, concurrentBatches: 1)
             let key = RefreshTokenKey(masterKey: AuthHarness.masterKey)
             harness.clock.advance(seconds: 1)
             let now = harness.clock.now().seconds
@@ -52,6 +53,49 @@ struct RefreshBatchTests {
                 let refreshed = try await harness.tokens.refresh(successor.string)
                 #expect(refreshed.user.uid == session.uid)
             }
+        }
+    }
+}
+
+extension RefreshBatchTests {
+    @Test("32 session starts through one slot: three per user each get a session; a disabled user and a stale password none")
+    func batchedSessionStarts() async throws {
+        try await AuthHarness.run { harness in
+            let tenants = [try await harness.createTenant(), try await harness.createTenant()]
+            var users: [(tenant: String, user: User)] = []
+            for index in 0..<11 {
+                let tenant = tenants[index % 2]
+                users.append((tenant, try await harness.signUp("start\(index)@example.com", tenant: tenant).user))
+            }
+            let disabled = users[10]
+            let disabling: PostgresQuery = """
+                WITH disabled AS (UPDATE users SET disabled = true WHERE tenant_id = \(disabled.tenant) AND uid = \(disabled.user.uid)
+                    RETURNING 1)
+                SELECT count(*) FROM disabled
+                """
+            #expect(try await harness.count(disabling) == 1)
+            let repository = RefreshSessionRepository(database: harness.database, logger: TestDatabase.logger, concurrentBatches: 1)
+            harness.clock.advance(seconds: 1)
+            let now = harness.clock.now()
+            let all = users
+            // Requests 0–29: users 0–9, three sign-ins each; 30: the disabled user; 31: user 0 with a
+            // password hash that is not (or no longer) the stored one.
+            let outcomes = try await race(32) { index in
+                let (tenant, user) = all[index < 30 ? index % 10 : index == 30 ? 10 : 0]
+                let proven = index == 31 ? (email: user.email ?? "", hash: "scrypt$stale") : nil
+                return try await repository.start(
+                    SessionStart(
+                        tenantId: tenant, uid: user.uid, sessionId: "batch-session-\(index)", tokenHash: Array(repeating: 1, count: 32),
+                        signInProvider: "password", now: now, provenPassword: proven))
+            }
+            for index in 0..<30 {
+                let started = try #require(outcomes[index].value, "request \(index): \(String(describing: outcomes[index].code))")
+                #expect(started != nil, "request \(index) got a session")
+                #expect((started ?? now) >= now)
+            }
+            #expect(outcomes[30].value == .some(nil), "a disabled user gets no session")
+            #expect(outcomes[31].value == .some(nil), "a password that is not the stored one gets no session")
+            #expect(try await harness.count("SELECT count(*) FROM refresh_sessions WHERE session_id LIKE 'batch-session-%'") == 30)
         }
     }
 }
