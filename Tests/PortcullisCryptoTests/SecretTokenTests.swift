@@ -41,6 +41,10 @@ struct SecretTokenTests {
         #expect(Base64URL.decode(secret)?.count == 32)
         #expect(SecretToken.random() != secret)
         #expect(Base64URL.decode("not base64!") == nil)
+        // Lengths that are not a multiple of the eight bytes drawn at a time.
+        for count in [1, 7, 9, 16, 31] {
+            #expect(Base64URL.decode(SecretToken.random(byteCount: count))?.count == count)
+        }
     }
 
     @Test("refresh tokens name their tenant and session, and successors are derived: same key, same successor")
