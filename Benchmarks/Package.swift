@@ -10,6 +10,7 @@ let package = Package(
         .package(name: "portcullis", path: ".."),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         .executableTarget(
@@ -18,6 +19,7 @@ let package = Package(
                 .product(name: "PortcullisCore", package: "portcullis"),
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Benchmarks/WireCoding",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]

@@ -37,14 +37,18 @@ public struct RefreshToken: Sendable, Equatable {
 
     /// Parses a presented token; `nil` unless it is well formed (so it names a valid tenant).
     public init?(parsing token: String) {
-        guard token.utf8.count < 512 else { return nil }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "pr2", parts[2].utf8.count == 22, parts[3].utf8.count == 43,
-            Base64URL.decode(String(parts[2])) != nil, Base64URL.decode(String(parts[3])) != nil,
-            let bytes = Base64URL.decode(String(parts[1])), let tenant = String(validating: bytes, as: UTF8.self),
+        // On bytes: a String split walks grapheme clusters, and every refresh parses one.
+        let bytes = Array(token.utf8)
+        guard bytes.count < 512 else { return nil }
+        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].elementsEqual("pr2".utf8), parts[2].count == 22, parts[3].count == 43,
+            Base64URL.decode(utf8: parts[2]) != nil, Base64URL.decode(utf8: parts[3]) != nil,
+            let tenantBytes = Base64URL.decode(utf8: parts[1]), let tenant = String(validating: tenantBytes, as: UTF8.self),
             tenant.isEmpty || TenantID.isValid(tenant)
         else { return nil }
-        self.init(tenantId: tenant.isEmpty ? nil : tenant, sessionId: String(parts[2]), secret: String(parts[3]))
+        self.init(
+            tenantId: tenant.isEmpty ? nil : tenant, sessionId: String(decoding: parts[2], as: UTF8.self),
+            secret: String(decoding: parts[3], as: UTF8.self))
     }
 
     /// The token that replaces this one when it is used (the same every time it is asked for).

@@ -1,9 +1,11 @@
 // Does the project's own JSON layer (parser + lenient decoder, encoder + serializer) earn its
 // place against Foundation's JSONDecoder/JSONEncoder on the bodies of the hot routes, and
-// what the Base64URL facade (canonical check, padding) adds to swift-extras-base64? Figures: BENCHMARKS.md.
+// what the Base64URL facade (canonical check, padding) adds to swift-extras-base64, and what
+// Hummingbird's general form decoder costs on `/v1/token`'s form body? Figures: BENCHMARKS.md.
 import Benchmark
 import ExtrasBase64
 import Foundation
+import Hummingbird
 import PortcullisCore
 
 /// `accounts:signInWithPassword` as the Firebase JS SDK sends it.
@@ -121,6 +123,10 @@ enum Fixture {
             .utf8)
     static let refresh = Array(#"{"grant_type":"refresh_token","refresh_token":"\#(refreshToken)"}"#.utf8)
     static let lookup = Array(#"{"idToken":"\#(idToken)"}"#.utf8)
+    /// `/v1/token` as the Firebase SDKs send it: form-encoded, a token of today's shape.
+    static let refreshForm = Array(
+        "grant_type=refresh_token&refresh_token=pr2.YWNtZS03eDJr.Vq3d7XbJt2aQ0rK9mZ1pLw.q8Zr3kT0vB6nM2xC9wL4yH7uJ1aS5dF0gE3hI2jK4lM"
+            .utf8)
 
     static let signInAnswer = SignInAnswer(
         localId: "Vq3d7XbJt2aQ0rK9mZ1pL8sW4uY6", email: "user@example.com", displayName: "A user",
@@ -181,6 +187,18 @@ let benchmarks: @Sendable () -> Void = {
     decodeBoth("refresh", RefreshBody.self, Fixture.refresh)
     decodeBoth("lookup", LookupBody.self, Fixture.lookup)
     decodeBoth("ID-token claims", ClaimsBody.self, Fixture.claims)
+    let form = Fixture.refreshForm
+    Benchmark("decode refresh, form · Portcullis (URLEncodedForm + lenient decoder)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            guard let fields = URLEncodedForm.fields(form) else { fatalError("the fixture is a form") }
+            blackHole(try JSONValueDecoder().decode(RefreshBody.self, from: .object(fields.mapValues(JSONValue.string))))
+        }
+    }
+    Benchmark("decode refresh, form · Hummingbird URLEncodedFormDecoder") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try URLEncodedFormDecoder().decode(RefreshBody.self, from: String(decoding: form, as: UTF8.self)))
+        }
+    }
     encodeBoth("sign-in answer", Fixture.signInAnswer)
     encodeBoth("refresh answer", Fixture.refreshAnswer)
     encodeBoth("lookup answer", Fixture.lookupAnswer)

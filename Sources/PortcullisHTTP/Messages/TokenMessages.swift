@@ -13,17 +13,16 @@ struct RefreshTokenRequest: Decodable {
     }
 
     /// The body: JSON when it is a JSON object, else `application/x-www-form-urlencoded`
-    /// (Hummingbird's form decoder: `+` is a space, `%XX` a byte).
+    /// (`+` is a space, `%XX` a byte), whose fields go through the same lenient decoder.
     static func decode(from request: Request, context: PortcullisRequestContext) async throws -> Self {
         let bytes = try await request.bodyBytes(context: context)
         if bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{") {
             return try JSONValueDecoder().decode(Self.self, from: JSONValue.parse(bytes))
         }
-        do {
-            return try URLEncodedFormDecoder().decode(Self.self, from: String(decoding: bytes, as: UTF8.self))
-        } catch {
+        guard let fields = URLEncodedForm.fields(bytes) else {
             throw AuthError(.invalidArgument, detail: "Invalid form body")
         }
+        return try JSONValueDecoder().decode(Self.self, from: .object(fields.mapValues(JSONValue.string)))
     }
 }
 

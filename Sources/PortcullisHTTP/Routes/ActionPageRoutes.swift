@@ -12,7 +12,7 @@ struct ActionPageRoutes {
     let apiKeys: APIKeyMiddleware
 
     /// The fields of a link, or of the reset form posted back.
-    struct Parameters: Decodable {
+    struct Parameters {
         let mode: String?
         let oobCode: String?
         let apiKey: String?
@@ -32,9 +32,11 @@ struct ActionPageRoutes {
         }
         router.post(RouterPath(ActionLink.path)) { request, context in
             let bytes = try await request.bodyBytes(context: context)
-            guard let form = try? URLEncodedFormDecoder().decode(Parameters.self, from: String(decoding: bytes, as: UTF8.self))
-            else { return Self.invalidLink }
-            return await submit(form)
+            guard let form = URLEncodedForm.fields(bytes) else { return Self.invalidLink }
+            return await submit(
+                Parameters(
+                    mode: form["mode"], oobCode: form["oobCode"], apiKey: form["apiKey"], tenantId: form["tenantId"],
+                    lang: form["lang"], newPassword: form["newPassword"]))
         }
     }
 
