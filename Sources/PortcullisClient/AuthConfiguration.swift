@@ -1,5 +1,5 @@
 public import AsyncHTTPClient
-public import Foundation
+import Foundation
 
 /// Where an ``Auth`` instance signs users in, and how it keeps them.
 ///

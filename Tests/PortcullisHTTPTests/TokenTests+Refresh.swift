@@ -82,7 +82,7 @@ extension TokenTests {
         }
     }
 
-    @Test("refresh bodies: form-encoded with %XX escapes, or JSON in either spelling; a bad escape is INVALID_ARGUMENT")
+    @Test("refresh bodies: form-encoded with %XX escapes, or JSON, each in either spelling; a bad escape is INVALID_ARGUMENT")
     func refreshBodies() async throws {
         try await TestGateway.run { gateway in
             let tenant = try await gateway.createTenant(#"{"displayName":"f","allowPasswordSignup":true}"#)
@@ -99,6 +99,10 @@ extension TokenTests {
             guard case .string(let next)? = try form.json().value(at: ["refresh_token"]) else { throw TestSetupError("no token") }
             let camel = try await post(#"{"grantType":"refresh_token","refreshToken":"\#(next)"}"#, json: true)
             #expect(camel.status == .ok, "\(String(buffer: camel.body))")
+            guard case .string(let after)? = try camel.json().value(at: ["refresh_token"]) else { throw TestSetupError("no token") }
+            // A form takes the camelCase spelling too: one lenient decoder for both bodies.
+            let camelForm = try await post("grantType=refresh_token&refreshToken=\(after)")
+            #expect(camelForm.status == .ok, "\(String(buffer: camelForm.body))")
             try await post("grant_type=refresh_token&refresh_token=%zz").expectEnvelope(.badRequest, "INVALID_ARGUMENT")
             try await post("refresh_token=\(next)").expectEnvelope(.badRequest, "INVALID_GRANT_TYPE")
         }
