@@ -39,7 +39,11 @@ private final class EncodingNode: Encoder {
     var single = JSONValue.null
     var members: [String: Slot] = [:]
     var items: [Slot] = []
-    private let parent: EncodingNode?
+    /// Unowned: the parent holds its children (`members`, `items`), so a strong reference back
+    /// would be a cycle, and every nested document encoded would stay in memory for good (a
+    /// page of `accounts:batchGet` kept ~1 MB). A parent outlives its children's use: nodes are
+    /// written only while ``JSONValueEncoder/encode(_:)`` holds the root.
+    private unowned let parent: EncodingNode?
     private let key: (any CodingKey)?
 
     init(parent: EncodingNode? = nil, key: (any CodingKey)? = nil) {

@@ -66,4 +66,35 @@ struct JSONCodingTests {
         #expect(json.serialized() == #"{"customClaims":{"a":null,"z_key":1},"idToken":"t","localId":["a"]}"#)
         #expect(try JSONValueDecoder().decode(Body.self, from: json) == body)
     }
+
+    /// Remembers, weakly, the encoder each nested value was handed.
+    final class EncoderWitness: Encodable, @unchecked Sendable {
+        weak var seen: AnyObject?
+        func encode(to encoder: any Encoder) throws {
+            seen = encoder as AnyObject
+            var container = encoder.container(keyedBy: AnyKey.self)
+            try container.encode(encoder.codingPath.map(\.stringValue).joined(separator: "."), forKey: AnyKey("path"))
+        }
+    }
+
+    struct AnyKey: CodingKey {
+        let stringValue: String
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    struct Page: Encodable {
+        let users: [[String: EncoderWitness]]
+    }
+
+    @Test("nested values are encoded with their coding path, and nothing of the encoding outlives it")
+    func encodingFreesItsNodes() throws {
+        let witnesses = [EncoderWitness(), EncoderWitness()]
+        let json = try JSONValueEncoder().encode(Page(users: witnesses.map { ["info": $0] }))
+        #expect(json.serialized() == #"{"users":[{"info":{"path":"users.info"}},{"info":{"path":"users.info"}}]}"#)
+        // A node holding its parent strongly made a cycle: every nested document encoded stayed in memory.
+        #expect(witnesses.allSatisfy { $0.seen == nil })
+    }
 }
