@@ -186,6 +186,7 @@ public struct PortcullisServer: Sendable {
             clock: configuration.clock)
 
         let router = Router(context: PortcullisRequestContext.self)
+        router.add(middleware: BrowserCORSMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
         if !configuration.trustedProxies.isEmpty {
             router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
