@@ -9,17 +9,12 @@ to leave the page. Prints a JSON summary for the Swift test to check.
 import json
 import sys
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+import headless_chromium
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 link, weak, password, chromium, chromedriver = sys.argv[1:6]
-options = webdriver.ChromeOptions()
-options.binary_location = chromium
-for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-    options.add_argument(argument)
-driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+driver = headless_chromium.start(chromium, chromedriver)
 try:
     driver.get(link)
     summary = {

@@ -14,8 +14,7 @@ import json
 import sys
 import threading
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+import headless_chromium
 
 base, api_key, project, tenant, admin_key, chromium, chromedriver = sys.argv[1:8]
 
@@ -65,11 +64,7 @@ async function call(path, init) {
 })();
 """
 
-options = webdriver.ChromeOptions()
-options.binary_location = chromium
-for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-    options.add_argument(argument)
-driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+driver = headless_chromium.start(chromium, chromedriver)
 try:
     driver.set_script_timeout(30)
     driver.get(f"http://localhost:{server.server_address[1]}/")
