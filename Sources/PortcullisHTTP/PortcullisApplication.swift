@@ -187,6 +187,7 @@ public struct PortcullisServer: Sendable {
 
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: BrowserCORSMiddleware())
+        router.add(middleware: DeclaredLengthMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
         if !configuration.trustedProxies.isEmpty {
             router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))

@@ -26,18 +26,10 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
         let start = ContinuousClock.now
         let request = Self.rewritingAliases(request)
         let response: Response
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
-            // Refused from the head alone: the client (waiting on `Expect: 100-continue`, or not)
-            // need not send a body that would be refused anyway.
-            var refusal = AuthError(.payloadTooLarge, detail: "Request body exceeds \(context.maxUploadSize) bytes").envelopeResponse()
-            refusal.headers[.connection] = "close"
-            response = refusal
-        } else {
-            do {
-                response = try await inner.respond(to: request, context: context)
-            } catch {
-                response = AuthError(translating: error, logger: context.logger).envelopeResponse()
-            }
+        do {
+            response = try await inner.respond(to: request, context: context)
+        } catch {
+            response = AuthError(translating: error, logger: context.logger).envelopeResponse()
         }
         metrics.record(
             route: context.endpointPath ?? "unmatched", method: request.method.rawValue,

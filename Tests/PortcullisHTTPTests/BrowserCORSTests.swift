@@ -94,6 +94,13 @@ struct BrowserCORSTests {
             refresh.expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
             #expect(refresh.headers[.accessControlAllowOrigin] == Self.origin)
 
+            // Refused from the head alone, before any route reads the body: readable all the same.
+            let huge = ByteBuffer(repeating: UInt8(ascii: "a"), count: 2 << 20)
+            let tooLarge = try await gateway.client.execute(
+                uri: signUp, method: .post, headers: headers + [.contentLength: "\(huge.readableBytes)"], body: huge)
+            tooLarge.expectEnvelope(.contentTooLarge, "PAYLOAD_TOO_LARGE")
+            #expect(tooLarge.headers[.accessControlAllowOrigin] == Self.origin)
+
             for uri in ["/v1/projects/\(Self.project)/jwks", "/\(Self.project)/.well-known/openid-configuration"] {
                 let document = try await gateway.client.execute(uri: uri, method: .get, headers: [.origin: Self.origin], body: nil)
                 #expect(document.status == .ok, "\(uri)")
