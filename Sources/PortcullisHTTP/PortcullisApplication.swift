@@ -162,12 +162,16 @@ public struct PortcullisServer: Sendable {
         let schema = SchemaGate()
         let rotation = KeyRotationService(
             keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, schema: schema, logger: logger)
-        let sweeper = SessionSweeper(sessions: sessions, clock: configuration.clock, schema: schema, logger: logger)
         let audit = AuditLogRepository(database: database, logger: logger)
+        let outbox = EmailOutboxRepository(database: database, logger: logger)
+        let actionCodes = ActionCodeRepository(database: database, users: users, logger: logger)
+        let sweeper = RetentionSweeper(
+            sessions: sessions, actionCodes: actionCodes, outbox: outbox, clock: configuration.clock, schema: schema,
+            logger: logger)
         let publicHost = URLComponents(string: configuration.publicURL)?.host ?? "localhost"
         let webhookKeys = WebhookSigningKeys(masterKey: configuration.masterKey)
         let emailDelivery = EmailDeliveryService(
-            configuration: configuration.emailDelivery, outbox: EmailOutboxRepository(database: database, logger: logger),
+            configuration: configuration.emailDelivery, outbox: outbox,
             tenants: cache, masterKey: configuration.masterKey,
             channels: [
                 .webhook: WebhookEmailChannel(client: outbound, keys: webhookKeys, clock: configuration.clock),
@@ -178,7 +182,7 @@ public struct PortcullisServer: Sendable {
             ], webhookKeys: webhookKeys, audit: audit, schema: schema, logger: logger)
         let emailActions = EmailActionService(
             accounts: accounts, users: users,
-            codes: ActionCodeRepository(database: database, users: users, logger: logger), tenants: cache,
+            codes: actionCodes, tenants: cache,
             passwords: passwords, revocation: revocation, delivery: emailDelivery, masterKey: configuration.masterKey,
             links: .init(
                 publicURL: configuration.publicURL, projectId: configuration.projectId,

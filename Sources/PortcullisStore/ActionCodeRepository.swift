@@ -17,6 +17,10 @@ public struct ActionCodeRepository: Sendable {
         self.logger = logger
     }
 
+    /// How far back ``issue(_:codeHash:now:message:floodLimit:floodError:audit:)``'s flood
+    /// limit counts a user's codes: one hour.
+    static let floodWindowMicroseconds: Int64 = 3_600_000_000
+
     /// Stores a code and, when given, the message that delivers it, in one transaction.
     ///
     /// The user row is held `FOR SHARE` meanwhile, so the flood count is per user in order
@@ -25,7 +29,7 @@ public struct ActionCodeRepository: Sendable {
     ///   - codeHash: SHA-256 of the code.
     ///   - message: the sealed outbox entry, or `nil` when an admin takes the link instead.
     ///   - floodLimit: the most codes of this kind the user may have been issued in the hour
-    ///     before `now`; over it, `floodError` is thrown and nothing is written.
+    ///     before `now` (``floodWindowMicroseconds``); over it, `floodError` is thrown and nothing is written.
     ///   - audit: the entry recording the issue (never the code).
     public func issue(
         _ code: ActionCode, codeHash: [UInt8], now: Timestamp, message: OutboxEntry?, floodLimit: Int,
@@ -37,7 +41,7 @@ public struct ActionCodeRepository: Sendable {
                 """
                 SELECT (SELECT count(*) FROM action_codes c
                         WHERE c.tenant_id = u.tenant_id AND c.uid = u.uid AND c.kind = \(code.kind.rawValue)
-                          AND c.created_us > \(now.microseconds - 3_600_000_000))
+                          AND c.created_us > \(now.microseconds - Self.floodWindowMicroseconds))
                 FROM users u WHERE u.tenant_id = \(tenant) AND u.uid = \(code.uid) FOR SHARE OF u
                 """, logger: logger)
             var recent: Int64?
@@ -105,6 +109,26 @@ public struct ActionCodeRepository: Sendable {
         } catch is UniqueViolation {
             throw AuthError(.emailExists)
         }
+    }
+
+    /// Deletes up to `limit` codes spent (used or expired) before `spentBefore`, across
+    /// tenants; rows another instance's sweep holds are skipped.
+    ///
+    /// A code still inside the flood limit's window is kept whatever its state, so deleting
+    /// never lets a user be sent more messages than the limit allows.
+    /// - Returns: how many were deleted.
+    public func deleteSpentCodes(before spentBefore: Timestamp, now: Timestamp, limit: Int) async throws -> Int {
+        try await database.changedRows(
+            """
+            WITH spent AS (
+                SELECT tenant_id, code_hash FROM action_codes
+                WHERE (expires_us < \(spentBefore.microseconds) OR used_us < \(spentBefore.microseconds))
+                  AND created_us <= \(now.microseconds - Self.floodWindowMicroseconds)
+                LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            DELETE FROM action_codes a USING spent
+            WHERE a.tenant_id = spent.tenant_id AND a.code_hash = spent.code_hash
+            RETURNING 1
+            """, logger: logger)
     }
 
     /// The one code in `rows`, live at `now`.

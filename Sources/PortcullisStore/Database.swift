@@ -71,6 +71,16 @@ public final class Database: Sendable {
         }
     }
 
+    /// Runs one statement that answers a row for each row it changed (`RETURNING 1`), and
+    /// counts them: the maintenance deletes report how much they did this way.
+    func changedRows(_ statement: PostgresQuery, logger: Logger) async throws -> Int {
+        try await withConnection { connection in
+            var count = 0
+            for try await _ in try await connection.query(statement, logger: logger) { count += 1 }
+            return count
+        }
+    }
+
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     ///
     /// Errors come out as thrown by `body` (an ``AuthError`` stays one), else the failed

@@ -120,6 +120,22 @@ public struct EmailOutboxRepository: Sendable {
         }
     }
 
+    /// Deletes up to `limit` messages delivered or given up on before `finishedBefore`, across
+    /// tenants; rows another instance's sweep holds are skipped.
+    /// - Returns: how many were deleted.
+    public func deleteFinished(before finishedBefore: Timestamp, limit: Int) async throws -> Int {
+        try await database.changedRows(
+            """
+            WITH finished AS (
+                SELECT tenant_id, message_id FROM email_outbox
+                WHERE coalesce(delivered_at, dead_at) < to_timestamp(\(Double(finishedBefore.microseconds) / 1_000_000))
+                LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            DELETE FROM email_outbox o USING finished
+            WHERE o.tenant_id = finished.tenant_id AND o.message_id = finished.message_id
+            RETURNING 1
+            """, logger: logger)
+    }
+
     /// The state of every message of a tenant, oldest first (operators, tests):
     /// `(id, kind, recipient, attempts, delivered, dead, last error)`.
     public func messages(tenantId: String?) async throws -> [OutboxStatus] {

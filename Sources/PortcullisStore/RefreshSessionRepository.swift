@@ -237,22 +237,17 @@ public struct RefreshSessionRepository: Sendable {
     /// sweep holds are skipped, so several instances can run it at once.
     /// - Returns: how many were deleted.
     public func deleteDeadSessions(rotatedBefore: Int64, limit: Int) async throws -> Int {
-        try await database.withConnection { connection in
-            let rows = try await connection.query(
-                """
-                WITH dead AS (
-                    SELECT s.tenant_id, s.session_id FROM refresh_sessions s
-                    JOIN users u ON u.tenant_id = s.tenant_id AND u.uid = s.uid
-                    WHERE s.issued_at < \(rotatedBefore) AND (s.revoked OR \(unescaped: Self.revoked(session: "s", user: "u")))
-                    LIMIT \(limit) FOR UPDATE OF s SKIP LOCKED)
-                DELETE FROM refresh_sessions r USING dead
-                WHERE r.tenant_id = dead.tenant_id AND r.session_id = dead.session_id
-                RETURNING 1
-                """, logger: logger)
-            var deleted = 0
-            for try await _ in rows { deleted += 1 }
-            return deleted
-        }
+        try await database.changedRows(
+            """
+            WITH dead AS (
+                SELECT s.tenant_id, s.session_id FROM refresh_sessions s
+                JOIN users u ON u.tenant_id = s.tenant_id AND u.uid = s.uid
+                WHERE s.issued_at < \(rotatedBefore) AND (s.revoked OR \(unescaped: Self.revoked(session: "s", user: "u")))
+                LIMIT \(limit) FOR UPDATE OF s SKIP LOCKED)
+            DELETE FROM refresh_sessions r USING dead
+            WHERE r.tenant_id = dead.tenant_id AND r.session_id = dead.session_id
+            RETURNING 1
+            """, logger: logger)
     }
 
     // Hashes are compared by PostgreSQL: they are SHA-256 of 256-bit secrets, so how

@@ -98,6 +98,14 @@ struct AuthHarness: Sendable {
         AuthHarness(database: database, clock: clock)
     }
 
+    /// This instance's sweeper, on the harness's clock.
+    func sweeper(retention: Duration = .seconds(30 * 86_400), batchSize: Int) -> RetentionSweeper {
+        RetentionSweeper(
+            sessions: sessions, actionCodes: ActionCodeRepository(database: database, users: users, logger: TestDatabase.logger),
+            outbox: EmailOutboxRepository(database: database, logger: TestDatabase.logger), retention: retention,
+            batchSize: batchSize, clock: clock, schema: SchemaGate(), logger: TestDatabase.logger)
+    }
+
     /// Creates a tenant from a JSON body, as `POST …/tenants` does, and returns its id.
     ///
     /// It signs with ES256 unless the body names an algorithm: an RSA key costs up to a

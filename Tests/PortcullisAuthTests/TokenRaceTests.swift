@@ -115,14 +115,11 @@ struct TokenRaceTests {
             _ = try await harness.adminAccounts.update(
                 tenantId: tenant, uid: doomed.user.uid, .init(validSince: harness.clock.now().seconds), actor: "test")
             harness.clock.advance(seconds: 40 * 86_400)
-            let sweepers = [harness, harness.instance(clock: harness.clock)].map { instance in
-                SessionSweeper(
-                    sessions: instance.sessions, batchSize: 2, clock: instance.clock, schema: SchemaGate(), logger: TestDatabase.logger)
-            }
+            let sweepers = [harness, harness.instance(clock: harness.clock)].map { $0.sweeper(batchSize: 2) }
             let live = liveTokens
-            let now = harness.clock.now().seconds
+            let now = harness.clock.now()
             let outcomes = try await race(32) { index in
-                guard index >= 2 else { return await sweepers[index].sweep(now: now) }
+                guard index >= 2 else { return await sweepers[index].sweep(now: now).sessions }
                 _ = try await harness.tokens.refresh(live[index % 10])
                 return 0
             }

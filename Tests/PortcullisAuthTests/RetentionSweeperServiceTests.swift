@@ -7,18 +7,16 @@ import Testing
 
 @testable import PortcullisAuth
 
-/// `SessionSweeper` by the clock: a dead session (revoked, or started before its user's
+/// `RetentionSweeper`'s sessions by the clock: a dead session (revoked, or started before its user's
 /// `validSince`) goes once its last rotation is older than the retention; a live one
 /// never goes, however old.
-@Suite("Session sweeper service")
-struct SessionSweeperServiceTests {
+@Suite("Retention sweeper service")
+struct RetentionSweeperServiceTests {
     static let retention: Int64 = 30 * 86_400
 
-    static func sweeper(_ harness: AuthHarness) -> SessionSweeper {
+    static func sweeper(_ harness: AuthHarness) -> RetentionSweeper {
         // A batch of one: a pass has to loop to delete more than one.
-        SessionSweeper(
-            sessions: harness.sessions, retention: .seconds(retention), batchSize: 1, clock: harness.clock, schema: SchemaGate(),
-            logger: TestDatabase.logger)
+        harness.sweeper(retention: .seconds(retention), batchSize: 1)
     }
 
     /// The session ids still stored for `tenant`.
@@ -63,19 +61,19 @@ struct SessionSweeperServiceTests {
             // One retention after the reuse's rotation (at the start) and the replaced session's sign-in (+11).
             harness.clock.set(start.adding(seconds: Self.retention + 11))
             await #expect(throws: AuthError(.tokenExpired)) { try await harness.tokens.refresh(replaced.tokens.refreshToken) }
-            #expect(await sweeper.sweep(now: harness.clock.now().seconds) == 1)
+            #expect(await sweeper.sweep(now: harness.clock.now()).sessions == 1)
             #expect(try await Self.stored(harness, tenant: tenant) == all.subtracting([try Self.id(reused.tokens.refreshToken)]))
             harness.clock.advance(seconds: 1)
-            #expect(await sweeper.sweep(now: harness.clock.now().seconds) == 1)
+            #expect(await sweeper.sweep(now: harness.clock.now()).sessions == 1)
             // A swept session's token is unknown now, no longer TOKEN_EXPIRED.
             await #expect(throws: AuthError(.invalidRefreshToken)) { try await harness.tokens.refresh(replaced.tokens.refreshToken) }
-            #expect(await sweeper.sweep(now: harness.clock.now().seconds) == 0)
+            #expect(await sweeper.sweep(now: harness.clock.now()).sessions == 0)
 
             // The disabled user's session goes one retention after day 25; the live ones stay.
             harness.clock.set(start.adding(seconds: 25 * 86_400 + Self.retention))
-            #expect(await sweeper.sweep(now: harness.clock.now().seconds) == 0)
+            #expect(await sweeper.sweep(now: harness.clock.now()).sessions == 0)
             harness.clock.advance(seconds: 1)
-            #expect(await sweeper.sweep(now: harness.clock.now().seconds) == 1)
+            #expect(await sweeper.sweep(now: harness.clock.now()).sessions == 1)
             #expect(
                 try await Self.stored(harness, tenant: tenant)
                     == [try Self.id(live.tokens.refreshToken), try Self.id(renewed.refreshToken)])
