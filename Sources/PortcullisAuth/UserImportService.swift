@@ -9,14 +9,12 @@ public import PortcullisStore
 public struct UserImportService: Sendable {
     let users: UserRepository
     let tenants: TenantSettingsCache
-    let audit: AuditLogRepository
     let clock: any WallClock
 
-    /// A service writing through `users`.
-    public init(users: UserRepository, tenants: TenantSettingsCache, audit: AuditLogRepository, clock: any WallClock = SystemClock()) {
+    /// A service writing through `users` (each import's audit record in its transaction).
+    public init(users: UserRepository, tenants: TenantSettingsCache, clock: any WallClock = SystemClock()) {
         self.users = users
         self.tenants = tenants
-        self.audit = audit
         self.clock = clock
     }
 
@@ -73,18 +71,21 @@ public struct UserImportService: Sendable {
                 failures[index] = error
             }
         }
-        failures.merge(try await users.importUsers(tenantId: tenantId, rows)) { first, _ in first }
-        let imported = rows.count - rows.filter { failures[$0.index] != nil }.count
-        if imported > 0 {
-            try await audit.record(
-                AuditEntry(
-                    tenantId: tenantId, actor: actor, action: "user.import",
-                    target: tenantId.map { "tenants/\($0)/accounts" } ?? "accounts",
-                    after: .object([
-                        "imported": .integer(Int64(imported)), "failed": .integer(Int64(failures.count)),
-                        "hashAlgorithm": hashConfig.map { .string($0.algorithm.rawValue) } ?? .null,
-                    ])))
+        let refusedBefore = failures
+        let candidates = rows.map(\.index)
+        let algorithm = hashConfig.map { JSONValue.string($0.algorithm.rawValue) } ?? .null
+        let written = try await users.importUsers(tenantId: tenantId, rows) { refused in
+            let all = refusedBefore.merging(refused) { first, _ in first }
+            let imported = candidates.count { all[$0] == nil }
+            guard imported > 0 else { return nil }
+            return AuditEntry(
+                tenantId: tenantId, actor: actor, action: "user.import",
+                target: tenantId.map { "tenants/\($0)/accounts" } ?? "accounts",
+                after: .object([
+                    "imported": .integer(Int64(imported)), "failed": .integer(Int64(all.count)), "hashAlgorithm": algorithm,
+                ]))
         }
+        failures.merge(written) { first, _ in first }
         return failures.sorted { $0.key < $1.key }.map { Failure(index: $0.key, message: $0.value.message) }
     }
 }

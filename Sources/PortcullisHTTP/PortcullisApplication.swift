@@ -235,7 +235,7 @@ public struct PortcullisServer: Sendable {
         let emailActionRoutes = EmailActionRoutes(emailActions: emailActions)
         emailActionRoutes.registerAdmin(on: adminV1)
         UserImportRoutes(
-            imports: UserImportService(users: users, tenants: cache, audit: audit, clock: configuration.clock)
+            imports: UserImportService(users: users, tenants: cache, clock: configuration.clock)
         ).register(on: adminV1)
         let apiKeys = APIKeyMiddleware(keys: configuration.apiKeys)
         let endUser = router.group("v1").add(middleware: apiKeys)

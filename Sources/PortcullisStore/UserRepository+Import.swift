@@ -27,8 +27,12 @@ extension UserRepository {
     /// The statement checks first and inserts the rest; a user created by someone else
     /// between the two (a concurrent sign-up) trips a unique index, and the statement is
     /// run again, seeing it, so nothing is ever half written.
+    /// The audit entry `audit` makes from the refusals is written in the same transaction, so
+    /// an import is never stored without its record.
     /// - Returns: the refused users' errors, by index; `TENANT_NOT_FOUND` when the tenant is gone.
-    public func importUsers(tenantId: String?, _ rows: [ImportRow]) async throws -> [Int: AuthError] {
+    public func importUsers(
+        tenantId: String?, _ rows: [ImportRow], audit: @Sendable ([Int: AuthError]) -> AuditEntry?
+    ) async throws -> [Int: AuthError] {
         guard !rows.isEmpty else { return [:] }
         let tenant = tenantId ?? ""
         let users = JSONValue.array(
@@ -98,7 +102,7 @@ extension UserRepository {
         // insert; the retry sees it. Three rounds of such bad luck in a row is a fault.
         for attempt in 1...3 {
             do {
-                return try await database.withConnection { connection in
+                return try await database.withTransaction { connection in
                     var errors: [Int: AuthError] = [:]
                     var tenantExists = true
                     for try await (index, reason, exists) in try await connection.query(query, logger: logger).decode(
@@ -113,6 +117,7 @@ extension UserRepository {
                         }
                     }
                     guard tenantExists else { throw AuthError(.tenantNotFound) }
+                    if let entry = audit(errors) { try await AuditLogRepository.record(entry, on: connection, logger: logger) }
                     return errors
                 }
             } catch is UniqueViolation where attempt < 3 {

@@ -106,6 +106,46 @@ struct UserImportTests {
         }
     }
 
+    @Test(
+        "an import and its audit record are one transaction: the record counts imported and refused users; without it, nothing is imported")
+    func auditedInTheSameTransaction() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"allowPasswordSignup":true}"#)
+            let database = gateway.server.database
+            func run(_ query: PostgresQuery) async throws {
+                for try await _ in try await database.client.query(query) {}
+            }
+            func texts(_ query: PostgresQuery) async throws -> [String] {
+                var values: [String] = []
+                for try await value in try await database.client.query(query).decode(String.self) { values.append(value) }
+                return values
+            }
+            let stored = "SELECT uid FROM users WHERE tenant_id = \(tenant) ORDER BY uid" as PostgresQuery
+            let users: JSONValue = .array([
+                .object(["localId": "a-1", "email": "a1@example.com"]), .object(["localId": "a-2", "email": "not an email"]),
+                .object(["localId": "a-3"]),
+            ])
+
+            // The audit log refuses the import's record: the users must not be written either.
+            try await run("ALTER TABLE audit_log ADD CONSTRAINT refuse_imports CHECK (action <> 'user.import') NOT VALID")
+            let refused = try await Self.batchCreate(gateway, tenant: tenant, .object(["users": users]))
+            #expect(refused.status != .ok, "\(String(buffer: refused.body))")
+            #expect(refused.errorMessage != nil)
+            #expect(try await texts(stored) == [])
+
+            try await run("ALTER TABLE audit_log DROP CONSTRAINT refuse_imports")
+            let answer = try await Self.batchCreate(gateway, tenant: tenant, .object(["users": users]))
+            #expect(answer.status == .ok, "\(String(buffer: answer.body))")
+            #expect(try await texts(stored) == ["a-1", "a-3"])
+            let records = try await texts(
+                "SELECT after::text FROM audit_log WHERE tenant_id = \(tenant) AND action = 'user.import'")
+            #expect(records.count == 1)
+            let record = try JSONValue.parse(Array((records.first ?? "").utf8))
+            #expect(record.value(at: ["imported"]) == 2)
+            #expect(record.value(at: ["failed"]) == 1)
+        }
+    }
+
     @Test("limits and scope: over 1,000 users, hashes without an algorithm, another tenant's key, an unknown tenant")
     func limits() async throws {
         try await TestGateway.run { gateway in
