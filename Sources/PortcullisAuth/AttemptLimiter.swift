@@ -62,12 +62,14 @@ public final class AbuseGuard: Sendable {
     let accountFailures: AttemptLimiter
     let ipFailures: AttemptLimiter
     let ipSignUps: AttemptLimiter
+    let ipEmailActions: AttemptLimiter
 
     /// Guards with `limits`.
     public init(limits: AbuseLimits = AbuseLimits()) {
         accountFailures = AttemptLimiter(limit: limits.failedSignInsPerAccount, windowSeconds: limits.windowSeconds)
         ipFailures = AttemptLimiter(limit: limits.failedSignInsPerIP, windowSeconds: limits.windowSeconds)
         ipSignUps = AttemptLimiter(limit: limits.signUpsPerIP, windowSeconds: limits.windowSeconds)
+        ipEmailActions = AttemptLimiter(limit: limits.emailActionsPerIP, windowSeconds: limits.windowSeconds)
     }
 
     /// Counts a password attempt against the account and the client address before its hash
@@ -93,6 +95,7 @@ public final class AbuseGuard: Sendable {
         accountFailures.update(limit: limits.failedSignInsPerAccount, windowSeconds: limits.windowSeconds)
         ipFailures.update(limit: limits.failedSignInsPerIP, windowSeconds: limits.windowSeconds)
         ipSignUps.update(limit: limits.signUpsPerIP, windowSeconds: limits.windowSeconds)
+        ipEmailActions.update(limit: limits.emailActionsPerIP, windowSeconds: limits.windowSeconds)
     }
 }
 
@@ -104,14 +107,22 @@ public struct AbuseLimits: Sendable, Equatable {
     public var failedSignInsPerIP: Int
     /// Sign-ups per client IP per window.
     public var signUpsPerIP: Int
+    /// End users' `accounts:sendOobCode` requests per client IP per window (each may send a
+    /// message: the per-user flood limit protects one inbox, this one the sender's reputation
+    /// from a client mailing many addresses).
+    public var emailActionsPerIP: Int
     /// The window, in seconds.
     public var windowSeconds: Int
 
-    /// DESIGN.md §5's defaults: 10, 100, 100 per 900 s.
-    public init(failedSignInsPerAccount: Int = 10, failedSignInsPerIP: Int = 100, signUpsPerIP: Int = 100, windowSeconds: Int = 900) {
+    /// DESIGN.md §5's defaults: 10, 100, 100 per 900 s; and 100 email actions.
+    public init(
+        failedSignInsPerAccount: Int = 10, failedSignInsPerIP: Int = 100, signUpsPerIP: Int = 100, emailActionsPerIP: Int = 100,
+        windowSeconds: Int = 900
+    ) {
         self.failedSignInsPerAccount = failedSignInsPerAccount
         self.failedSignInsPerIP = failedSignInsPerIP
         self.signUpsPerIP = signUpsPerIP
+        self.emailActionsPerIP = emailActionsPerIP
         self.windowSeconds = windowSeconds
     }
 }

@@ -21,6 +21,7 @@ public struct EmailActionService: Sendable {
     let delivery: EmailDeliveryService
     let masterKey: MasterKey
     let links: LinkSettings
+    let abuse: AbuseGuard
     let clock: any WallClock
 
     /// What action links are made of.
@@ -44,7 +45,7 @@ public struct EmailActionService: Sendable {
     public init(
         accounts: AccountService, users: UserRepository, codes: ActionCodeRepository, tenants: TenantSettingsCache,
         passwords: PasswordHashingService, revocation: RevocationCache, delivery: EmailDeliveryService, masterKey: MasterKey,
-        links: LinkSettings, clock: any WallClock = SystemClock()
+        links: LinkSettings, abuse: AbuseGuard, clock: any WallClock = SystemClock()
     ) {
         self.accounts = accounts
         self.users = users
@@ -55,6 +56,7 @@ public struct EmailActionService: Sendable {
         self.delivery = delivery
         self.masterKey = masterKey
         self.links = links
+        self.abuse = abuse
         self.clock = clock
     }
 
@@ -95,9 +97,13 @@ public struct EmailActionService: Sendable {
     /// `accounts:sendOobCode` from an end user: sends the message and returns the email to
     /// echo. With email privacy on, a reset for an unknown or disabled account answers the
     /// same as for a real one and sends nothing.
-    public func send(_ request: SendRequest, tenantId: String?) async throws -> String {
+    public func send(_ request: SendRequest, tenantId: String?, client: IPAddress?) async throws -> String {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        // Every request counts, whatever the address: an unknown one would otherwise be a free probe.
+        if let client, !abuse.ipEmailActions.consume(ClientAddress.limitKey(client), now: clock.now().seconds) {
+            throw AuthError(.tooManyAttemptsTryLater)
+        }
         let target: (user: User, address: String)
         switch request.kind {
         case .passwordReset:

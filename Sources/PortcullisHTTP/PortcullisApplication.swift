@@ -187,7 +187,7 @@ public struct PortcullisServer: Sendable {
             links: .init(
                 publicURL: configuration.publicURL, projectId: configuration.projectId,
                 defaultAPIKey: configuration.apiKeys.first),
-            clock: configuration.clock)
+            abuse: configuration.abuseGuard, clock: configuration.clock)
 
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: BrowserCORSMiddleware())

@@ -52,6 +52,7 @@ struct Settings: Sendable, Equatable {
             "limits.failed_sign_ins_per_account": String(limits.failedSignInsPerAccount),
             "limits.failed_sign_ins_per_ip": String(limits.failedSignInsPerIP),
             "limits.sign_ups_per_ip": String(limits.signUpsPerIP),
+            "limits.email_actions_per_ip": String(limits.emailActionsPerIP),
             "limits.window_seconds": String(limits.windowSeconds),
         ]
     }
@@ -268,6 +269,7 @@ struct SettingsLoader {
             failedSignInsPerAccount: try int("limits.failed_sign_ins_per_account", default: 10, range: 0...1_000_000),
             failedSignInsPerIP: try int("limits.failed_sign_ins_per_ip", default: 100, range: 0...1_000_000),
             signUpsPerIP: try int("limits.sign_ups_per_ip", default: 100, range: 0...1_000_000),
+            emailActionsPerIP: try int("limits.email_actions_per_ip", default: 100, range: 0...1_000_000),
             windowSeconds: try int("limits.window_seconds", default: 900, range: 1...86_400))
         var email = EmailDeliveryService.Configuration()
         let channel = (string("email.default_channel") ?? defaultEmailChannel).lowercased()

@@ -14,7 +14,8 @@ struct EmailActionRoutes {
             let body = try await request.decode(as: SendOobCodeRequest.self, context: context)
             // `returnOobLink` is honoured only for admins: an end user's request sends, whatever it says.
             let email = try await emailActions.send(
-                body.sendRequest(locale: request.firebaseLocale, apiKey: request.apiKey), tenantId: body.tenant)
+                body.sendRequest(locale: request.firebaseLocale, apiKey: request.apiKey), tenantId: body.tenant,
+                client: context.clientAddress)
             return SendOobCodeResponse(email: email)
         }
         group.post("accounts:resetPassword") { request, context in
