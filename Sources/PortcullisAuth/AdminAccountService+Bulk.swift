@@ -4,7 +4,7 @@ public import PortcullisStore
 extension AdminAccountService {
     /// `accounts:lookup` (admin): the accounts any identifier names, each once, ordered by uid.
     /// Phone numbers match nobody (Portcullis has none). `INVALID_ARGUMENT` over
-    /// ``AdminUserPolicy/lookupLimit`` identifiers.
+    /// `AdminUserPolicy.lookupLimit` identifiers.
     public func lookup(
         tenantId: String?, uids: [String], emails: [String], phoneNumbers: [String],
         federatedIds: [UserRepository.FederatedUserId]

@@ -30,7 +30,7 @@ public struct AdminAccountService: Sendable {
     }
 
     /// `accounts` (create): not subject to self-service switches. `DUPLICATE_LOCAL_ID`,
-    /// `EMAIL_EXISTS`; a phone number is `OPERATION_NOT_ALLOWED` (``AdminUserPolicy``).
+    /// `EMAIL_EXISTS`; a phone number is `OPERATION_NOT_ALLOWED` (`AdminUserPolicy`).
     public func create(
         tenantId: String?, uid: String?, email: String?, password: String?, emailVerified: Bool, profile: AccountService.Profile,
         disabled: Bool, phoneNumber: String? = nil, actor: String
@@ -70,7 +70,7 @@ public struct AdminAccountService: Sendable {
         public var disabled: Bool?
         /// Manual verification (or its withdrawal).
         public var emailVerified: Bool?
-        /// New custom claims (already validated by ``CustomClaims``); empty clears them.
+        /// New custom claims (already validated by `CustomClaims`); empty clears them.
         public var customAttributes: [String: JSONValue]?
         /// Unix seconds: sessions started before are revoked (Admin SDKs' `revoke_refresh_tokens`).
         public var validSince: Int64?
@@ -79,7 +79,7 @@ public struct AdminAccountService: Sendable {
         public var deleteAttributes: [String]
         /// `deleteProvider`: provider ids to unlink (`password` removes the password), the last one included.
         public var deleteProviders: [String]
-        /// `linkProviderUserInfo` (built by ``AdminUserPolicy/link(providerId:rawId:email:displayName:photoURL:)``).
+        /// `linkProviderUserInfo` (built by `AdminUserPolicy.link(providerId:rawId:email:displayName:photoURL:)`).
         public var linkProvider: ProviderLink?
 
         /// Changes.
@@ -118,7 +118,7 @@ public struct AdminAccountService: Sendable {
 
     /// `accounts:update`: every given field in one transaction (with its audit row); only
     /// those fields change, so a concurrent change to another field stands. Disabling, a new
-    /// password and a new email revoke every session (``UserUpdatePolicy``); an explicit
+    /// password and a new email revoke every session (`UserUpdatePolicy`); an explicit
     /// `validSince` wins. `USER_NOT_FOUND`, `EMAIL_EXISTS`, `FEDERATED_USER_ID_ALREADY_LINKED`,
     /// the tenant's password policy's errors, `INVALID_ARGUMENT` for bad values.
     public func update(tenantId: String?, uid: String, _ changes: Changes, actor: String) async throws -> User {

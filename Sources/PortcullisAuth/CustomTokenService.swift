@@ -11,7 +11,7 @@ public import PortcullisStore
 /// `kid`). Keys are searched in the request's tenant, then the tenant the token names,
 /// then the project: a token another tenant's service account signed is then recognised
 /// and refused as `TENANT_ID_MISMATCH` rather than as an unknown key. What the verified
-/// claims must say is ``CustomTokenPolicy``.
+/// claims must say is `CustomTokenPolicy`.
 ///
 /// The sign-in is admin-sanctioned: it creates the user when the uid is new (with an empty
 /// profile) even when the tenant disables self-service sign-up. The token's `claims` go
@@ -53,7 +53,7 @@ public struct CustomTokenService: Sendable {
     /// Verifies `token` and signs its uid in.
     ///
     /// - Throws: `MISSING_CUSTOM_TOKEN`, `INVALID_CUSTOM_TOKEN` (malformed, not RS256, unknown
-    ///   key, bad signature, and ``CustomTokenPolicy``'s rules), `CREDENTIAL_MISMATCH`,
+    ///   key, bad signature, and `CustomTokenPolicy`'s rules), `CREDENTIAL_MISMATCH`,
     ///   `TENANT_ID_MISMATCH`, the custom-claim codes, `USER_DISABLED`, and the tenant's
     ///   `TENANT_NOT_FOUND` / `PROJECT_DISABLED`.
     public func signIn(token: String?, tenantId: String?) async throws -> SignedIn {

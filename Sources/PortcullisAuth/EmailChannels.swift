@@ -18,8 +18,8 @@ public struct EmailDeliveryFailure: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// `WEBHOOK`: POSTs ``EmailMessage/webhookBody`` to the tenant's URL through the outbound
-/// client (its timeouts, size cap and network policy), signed as ``WebhookSigningKeys``
+/// `WEBHOOK`: POSTs `EmailMessage.webhookBody` to the tenant's URL through the outbound
+/// client (its timeouts, size cap and network policy), signed as `WebhookSigningKeys`
 /// describes. Any 2xx answer is a delivery.
 public struct WebhookEmailChannel: EmailChannel {
     let client: OutboundHTTPClient

@@ -4,7 +4,7 @@ public import PortcullisCrypto
 public import PortcullisStore
 public import ServiceLifecycle
 
-/// Delivers the email outbox: claims due messages (``EmailOutboxRepository``), hands each
+/// Delivers the email outbox: claims due messages (`EmailOutboxRepository`), hands each
 /// to its tenant's channel, and records the outcome. Failed attempts are retried with
 /// exponential backoff and jitter, and given up on (dead-lettered, audited) after
 /// ``Configuration/maxAttempts``.

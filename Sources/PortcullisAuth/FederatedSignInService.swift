@@ -3,8 +3,8 @@ public import PortcullisCore
 public import PortcullisStore
 
 /// `accounts:signInWithIdp`: sign-in, sign-up and linking with a federated identity
-/// (DESIGN.md §1). The decisions are Core's (``EmailTrust``, ``AccountLinking``,
-/// ``SelfServicePolicy``); this service verifies the credential and applies them, each
+/// (DESIGN.md §1). The decisions are Core's (`EmailTrust`, `AccountLinking`,
+/// `SelfServicePolicy`); this service verifies the credential and applies them, each
 /// change in one transaction.
 public struct FederatedSignInService: Sendable {
     let tenants: TenantSettingsCache
@@ -40,7 +40,7 @@ public struct FederatedSignInService: Sendable {
     public struct Outcome: Sendable {
         /// What the credential proved.
         public let identity: FederatedIdentity
-        /// Whether the provider vouches for the identity's email (``EmailTrust``).
+        /// Whether the provider vouches for the identity's email (`EmailTrust`).
         public let provesEmail: Bool
         /// The account signed in to (for `needConfirmation`, the account that has the email).
         public let user: User
@@ -144,7 +144,7 @@ public struct FederatedSignInService: Sendable {
         return Outcome(identity: identity, provesEmail: provesEmail, user: user, isNewUser: false, tokens: session)
     }
 
-    /// The identity is new but its email has an account: link, take over, or ask (``AccountLinking``).
+    /// The identity is new but its email has an account: link, take over, or ask (`AccountLinking`).
     private func signInByEmail(
         _ link: ProviderLink, email: String, identity: FederatedIdentity, provesEmail: Bool, settings: TenantSettings,
         tenantId: String?

@@ -15,7 +15,7 @@ public import PortcullisOutbound
 /// - A `kid` the cached set lacks triggers one refetch (the provider may have rotated),
 ///   but not within ``Limits/refetchInterval`` of the previous fetch of that URL: a stream
 ///   of tokens with invented `kid`s cannot make the gateway hammer the provider.
-/// - Entries that ``VerificationKey/init(jwk:)`` cannot use (encryption keys, HMAC, small
+/// - Entries that `VerificationKey.init(jwk:)` cannot use (encryption keys, HMAC, small
 ///   RSA, other curves) are skipped; the rest of the set still serves.
 ///
 /// Time is the injected `WallClock`, so tests move it instead of sleeping.

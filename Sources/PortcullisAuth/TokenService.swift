@@ -48,8 +48,13 @@ public struct TokenService: Sendable {
 
     /// Signs an ID token for `user`. `iat` is never before `authTime`.
     ///
-    /// - Parameter developerClaims: a custom-token session's claims, beside the user's stored
-    ///   custom claims (the token's win where both name one).
+    /// - Parameters:
+    ///   - user: the account the token speaks for (its profile and custom claims as stored).
+    ///   - authTime: when the session signed in (`auth_time`), unix seconds.
+    ///   - signInProvider: `firebase.sign_in_provider` (`password`, `google.com`, …).
+    ///   - now: unix seconds, the token's `iat` unless `authTime` is later.
+    ///   - developerClaims: a custom-token session's claims, beside the user's stored
+    ///     custom claims (the token's win where both name one).
     public func mintIDToken(
         for user: User, authTime: Int64, signInProvider: String, now: Int64, developerClaims: [String: JSONValue] = [:]
     ) async throws -> (token: String, lifetime: Int) {
@@ -75,8 +80,13 @@ public struct TokenService: Sendable {
     /// first measured a few milliseconds quicker for serial sign-ins, BENCHMARKS.md).
     ///
     /// - Parameters:
+    ///   - user: the account signing in, as read before the sign-in was decided.
+    ///   - signInProvider: the session's provider, kept for every ID token it mints.
+    ///   - now: the sign-in's time: the session's start and `auth_time` (see above).
     ///   - provenPassword: for a password sign-in, the email and hash it proved, which must
     ///     still be the user's.
+    ///   - upgradedPasswordHash: a rehash of the proven password with the tenant's current
+    ///     parameters, stored with the sign-in.
     ///   - validSince: for a credential change, the watermark it set, which must still be the user's.
     ///   - developerClaims: a custom token's `claims`, kept with the session for every ID token it mints.
     /// - Returns: `nil` when the user no longer qualifies: deleted, disabled, (with

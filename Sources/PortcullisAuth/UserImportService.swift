@@ -26,11 +26,15 @@ public struct UserImportService: Sendable {
         public var message: String
     }
 
-    /// Imports `records` (at most ``UserImportPolicy/maximumUsersPerRequest``) into the tenant.
+    /// Imports `records` (at most `UserImportPolicy.maximumUsersPerRequest`) into the tenant.
     /// Each user is written whole or not at all; the refused ones come back by index.
     ///
-    /// - Parameter hashConfig: how the records' `passwordHash`es were made; required when
-    ///   any record has one (`MISSING_HASH_ALGORITHM`).
+    /// - Parameters:
+    ///   - tenantId: the tenant, `nil` for project users.
+    ///   - records: the users in `accounts:batchCreate`'s format, as sent.
+    ///   - hashConfig: how the records' `passwordHash`es were made; required when
+    ///     any record has one (`MISSING_HASH_ALGORITHM`).
+    ///   - actor: who imports, for the audit record.
     public func importUsers(
         tenantId: String?, records: [JSONValue], hashConfig: PasswordHashConfig?, actor: String
     ) async throws -> [Failure] {

@@ -11,7 +11,13 @@ public enum EmailActionPolicy {
     /// - A reset sets the password hash made from the new password, marks the email
     ///   verified (the user just proved they receive its mail) and revokes every session.
     /// - An email change sets the new address, verified, and revokes every session.
-    /// - Parameter passwordHash: the new password's hash, for a reset; `nil` otherwise.
+    ///
+    /// - Parameters:
+    ///   - kind: what the code was issued for.
+    ///   - address: the address the code was sent to (for an email change, the new one).
+    ///   - user: the code's user as stored now.
+    ///   - passwordHash: the new password's hash, for a reset; `nil` otherwise.
+    ///   - now: when the code is applied: the revocation watermark a reset or an email change sets.
     public static func change(
         applying kind: EmailActionKind, issuedFor address: String, to user: User, passwordHash: String?, now: Timestamp
     ) throws(AuthError) -> UserUpdate {

@@ -54,7 +54,7 @@ public struct PasswordHasher: Sendable {
     }
 
     /// Whether `encoded` is a stored hash this hasher can verify within the cost bounds an
-    /// import accepts: the native scrypt (work and memory within ``ScryptParameters``' limits)
+    /// import accepts: the native scrypt (work and memory within `ScryptParameters`' limits)
     /// or one of ``StoredPasswordHash``'s imported formats. Export writes these texts and
     /// import takes them back as they are.
     public static func isVerifiable(_ encoded: String) -> Bool {

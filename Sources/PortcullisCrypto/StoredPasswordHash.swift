@@ -25,10 +25,10 @@ public import PortcullisCore
 /// hash is verifiable alone and disappears with its rehash. They protect nothing the hash
 /// does not: whoever reads the hash can already attack it offline with them.
 ///
-/// Parsing re-checks ``PasswordHashConfig``'s bounds, so a stored text can never make one
+/// Parsing re-checks `PasswordHashConfig`'s bounds, so a stored text can never make one
 /// verification cost more than an import may.
 public enum StoredPasswordHash: Sendable, Equatable {
-    /// Firebase's modified scrypt (``PasswordHashConfig/firebaseScrypt(signerKey:saltSeparator:rounds:memoryCost:)``).
+    /// Firebase's modified scrypt (`PasswordHashConfig.firebaseScrypt(signerKey:saltSeparator:rounds:memoryCost:)`).
     case firebaseScrypt(memoryCost: Int, rounds: Int, salt: [UInt8], saltSeparator: [UInt8], signerKey: [UInt8], hash: [UInt8])
     /// RFC 7914 scrypt with N = 2^`logN`.
     case standardScrypt(logN: Int, r: Int, p: Int, salt: [UInt8], hash: [UInt8])
@@ -46,8 +46,8 @@ public enum StoredPasswordHash: Sendable, Equatable {
     /// length (Firebase scrypt: the signer key's; standard scrypt: `dkLen`; HMAC-SHA256: 32;
     /// PBKDF2: 16 to 1024 bytes), or for bcrypt not a `$2a$`/`$2b$`/`$2y$` string (which
     /// is what Identity Toolkit takes as a bcrypt `passwordHash`, salt included) or one of
-    /// a cost above ``PasswordHashConfig/maximumBcryptCost``. The salt may be empty;
-    /// `INVALID_ARGUMENT` when it is over ``PasswordHashConfig/maximumParameterBytes``.
+    /// a cost above `PasswordHashConfig.maximumBcryptCost`. The salt may be empty;
+    /// `INVALID_ARGUMENT` when it is over `PasswordHashConfig.maximumParameterBytes`.
     public static func imported(config: PasswordHashConfig, passwordHash: [UInt8], salt: [UInt8]) throws(AuthError) -> String {
         let config = try config.validated()
         guard !passwordHash.isEmpty else { throw AuthError(.invalidPasswordHash, detail: "empty") }
@@ -214,7 +214,7 @@ public enum StoredPasswordHash: Sendable, Equatable {
     private static let freeLengthDigest = PasswordHashConfig.minimumDigestBytes...PasswordHashConfig.maximumParameterBytes
 
     /// The cost of a well-formed bcrypt hash (`$2a$`, `$2b$` or `$2y$`, two-digit cost from 4 to
-    /// ``PasswordHashConfig/maximumBcryptCost``, 53 characters of bcrypt's base64); else `nil`.
+    /// `PasswordHashConfig.maximumBcryptCost`, 53 characters of bcrypt's base64); else `nil`.
     static func bcryptCost(_ text: String) -> Int? {
         let bytes = Array(text.utf8)
         guard bytes.count == 60, bytes[0] == UInt8(ascii: "$"), bytes[1] == UInt8(ascii: "2"),

@@ -11,7 +11,7 @@ public import PortcullisStore
 /// → 404, checked only after authentication so it reveals nothing to strangers.
 /// Scope (project or tenant) is checked by each route against its target.
 ///
-/// With ``acceptsEmulatorAdminCredential`` (`portcullis dev` only), `Bearer owner` — what
+/// With `acceptsEmulatorAdminCredential` (`portcullis dev` only), `Bearer owner` — what
 /// the Admin SDKs send to an emulator (`FIREBASE_AUTH_EMULATOR_HOST`) — is a project key.
 public struct AdminAuthenticator: RouterMiddleware {
     public typealias Context = PortcullisRequestContext

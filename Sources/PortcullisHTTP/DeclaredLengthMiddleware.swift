@@ -4,7 +4,7 @@ import PortcullisCore
 /// Refuses a request whose `Content-Length` is over the body limit from its head alone, with
 /// 413 and the envelope, before any handler reads the body.
 ///
-/// The client (waiting on `Expect: 100-continue`, which ``ExpectContinueHandler`` does not
+/// The client (waiting on `Expect: 100-continue`, which `ExpectContinueHandler` does not
 /// answer for such a body, or not) need not send a body that would be refused anyway; the
 /// connection is closed after the answer, since the body may follow all the same. A body
 /// without a declared length (chunked) is refused by the decoder once it passes the limit.

@@ -1,7 +1,7 @@
 public import Hummingbird
 public import PortcullisCore
 
-/// Renders ``AuthError`` as Google's error envelope — the one place wire errors are produced.
+/// Renders `AuthError` as Google's error envelope — the one place wire errors are produced.
 ///
 /// ```json
 /// {"error":{"code":400,"message":"EMAIL_EXISTS",

@@ -3,7 +3,7 @@ public import Logging
 public import PortcullisCore
 
 /// The router's middleware around every route (inside ``BrowserCORSMiddleware`` and
-/// ``DeclaredLengthMiddleware``): every error becomes an ``AuthError``, which renders
+/// ``DeclaredLengthMiddleware``): every error becomes an `AuthError`, which renders
 /// itself as the envelope.
 ///
 /// It also wraps the router's not-found responder, so unknown paths and
@@ -29,7 +29,7 @@ extension AuthError {
     /// The wire error for anything thrown while serving a request.
     ///
     /// Caller mistakes stay 4xx: framework errors keep their class; storage has already
-    /// turned PostgreSQL's errors into ``AuthError``s. Anything else is a fault: 500,
+    /// turned PostgreSQL's errors into `AuthError`s. Anything else is a fault: 500,
     /// logged by type only (never with its payload).
     public init(translating error: any Error, logger: Logger) {
         switch error {

@@ -106,6 +106,8 @@ public struct PortcullisServer: Sendable {
     /// Builds the application.
     ///
     /// - Parameters:
+    ///   - configuration: everything the server needs, already validated.
+    ///   - logger: the logger of the server and every service.
     ///   - services: extra services run beside the server (SIGHUP reload, …).
     ///   - onServerRunning: called once the socket listens (sd_notify READY=1).
     public init(

@@ -3,7 +3,7 @@ import NIOCore
 public import PortcullisCore
 
 /// Reads request bodies into the routes' request types, with Identity Toolkit's leniency
-/// (``JSONValueDecoder``): the context's `requestDecoder`.
+/// (`JSONValueDecoder`): the context's `requestDecoder`.
 ///
 /// An empty body reads as `{}`; over the context's upload limit → `PAYLOAD_TOO_LARGE`
 /// (413); invalid UTF-8, malformed JSON or a wrong type → `INVALID_ARGUMENT`.

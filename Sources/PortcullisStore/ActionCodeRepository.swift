@@ -26,10 +26,13 @@ public struct ActionCodeRepository: Sendable {
     /// The user row is held `FOR SHARE` meanwhile, so the flood count is per user in order
     /// and a deletion waits (or came first: `USER_NOT_FOUND`, nothing written).
     /// - Parameters:
+    ///   - code: what the code is for: tenant, user, kind, address, expiry.
     ///   - codeHash: SHA-256 of the code.
+    ///   - now: when it is issued.
     ///   - message: the sealed outbox entry, or `nil` when an admin takes the link instead.
     ///   - floodLimit: the most codes of this kind the user may have been issued in the hour
-    ///     before `now` (``floodWindowMicroseconds``); over it, `floodError` is thrown and nothing is written.
+    ///     before `now`; over it, `floodError` is thrown and nothing is written.
+    ///   - floodError: the error for a user over `floodLimit` (it depends on the kind).
     ///   - audit: the entry recording the issue (never the code).
     public func issue(
         _ code: ActionCode, codeHash: [UInt8], now: Timestamp, message: OutboxEntry?, floodLimit: Int,
@@ -76,7 +79,10 @@ public struct ActionCodeRepository: Sendable {
     /// exactly when the change is written. The user row is locked before `change` reads it.
     ///
     /// - Parameters:
+    ///   - tenantId: the tenant, `nil` for project users.
+    ///   - codeHash: SHA-256 of the presented code.
     ///   - kinds: the kinds this operation applies; any other is `INVALID_OOB_CODE`, unspent.
+    ///   - now: when it is used: an expired code is `EXPIRED_OOB_CODE`, unspent.
     ///   - change: the update to make, decided from the code and the locked user (throwing
     ///     leaves the code unspent).
     ///   - audit: the entry recording the use (never the code).

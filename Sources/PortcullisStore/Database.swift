@@ -48,7 +48,7 @@ public final class Database: Sendable {
 
     /// Runs `body` on a leased connection.
     ///
-    /// PostgreSQL's errors come out as domain errors (``DatabaseErrors``): `AuthError` for
+    /// PostgreSQL's errors come out as domain errors (`DatabaseErrors`): `AuthError` for
     /// bad values, a lost server or a fault, ``UniqueViolation`` for a unique index's refusal.
     public func withConnection<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
@@ -83,7 +83,7 @@ public final class Database: Sendable {
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     ///
-    /// Errors come out as thrown by `body` (an ``AuthError`` stays one), else the failed
+    /// Errors come out as thrown by `body` (an `AuthError` stays one), else the failed
     /// `BEGIN`/`COMMIT`, translated like ``withConnection(_:)``'s.
     public func withTransaction<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result

@@ -13,7 +13,7 @@ public struct OutboxEntry: Sendable {
     public var uid: String
     /// Where it goes.
     public var recipient: String
-    /// ``EmailMessage/content`` sealed under the master key.
+    /// `EmailMessage.content` sealed under the master key.
     public var sealedContent: [UInt8]
 
     /// An entry.

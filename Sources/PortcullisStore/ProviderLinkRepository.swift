@@ -61,10 +61,10 @@ public struct ProviderLinkRepository: Sendable {
     /// Links `link` to the account that has `email`, as `decide` rules for the account
     /// locked for the change (DESIGN.md §1's four cases).
     ///
-    /// A ``AccountLinking/Decision/replace(unlinking:removePassword:)`` removes the named
+    /// A `AccountLinking.Decision.replace(unlinking:removePassword:)` removes the named
     /// providers (and the password), marks the email verified, overwrites the profile with
     /// `profile`, and revokes every earlier session (`validSince` moves to `now` at least);
-    /// a ``AccountLinking/Decision/link`` marks the email verified when `provesEmail`.
+    /// a `AccountLinking.Decision.link` marks the email verified when `provesEmail`.
     /// An error `decide` throws (a disabled account) aborts the change. `FEDERATED_USER_ID_ALREADY_LINKED`
     /// when the identity got linked elsewhere meanwhile.
     public func linkByEmail(

@@ -83,10 +83,13 @@ public struct RefreshSessionRepository: Sendable {
 
     /// A repository over the database.
     ///
-    /// - Parameter concurrentBatches: batches of refreshes, and of sign-ins, that may run at
-    ///   once, each on its own connection. Fewer batches make bigger ones (less database
-    ///   work per request); the default, one per core of this machine but at least two,
-    ///   keeps every core of a PostgreSQL as large as this machine busy.
+    /// - Parameters:
+    ///   - database: the pool the statements run on.
+    ///   - logger: where the statements log.
+    ///   - concurrentBatches: batches of refreshes, and of sign-ins, that may run at
+    ///     once, each on its own connection. Fewer batches make bigger ones (less database
+    ///     work per request); the default, one per core of this machine but at least two,
+    ///     keeps every core of a PostgreSQL as large as this machine busy.
     public init(database: Database, logger: Logger, concurrentBatches: Int? = nil) {
         self.database = database
         self.logger = logger
@@ -147,7 +150,7 @@ public struct RefreshSessionRepository: Sendable {
     /// The common case is one statement: the presented token is the current one of a
     /// live session, and the row is rewritten in place. Anything else (a replay, a
     /// revoked session or user, a race) reads the session and lets
-    /// ``RefreshTokenPolicy`` decide. A replay within the grace window answers with the
+    /// `RefreshTokenPolicy` decide. A replay within the grace window answers with the
     /// current token, which is `successorHash`'s token by construction.
     ///
     /// - Returns: the session and user on success.

@@ -83,7 +83,7 @@ extension RefreshSessionRepository {
     /// hottest write, and concurrent refreshes share one statement and one commit
     /// (``StatementBatcher``).
     ///
-    /// Its conditions are the `.rotate` outcome of ``RefreshTokenPolicy`` with a user who
+    /// Its conditions are the `.rotate` outcome of `RefreshTokenPolicy` with a user who
     /// is not disabled, written as SQL so the common refresh costs no read first; a request
     /// for which it returns no row falls through to ``rotate(tenantId:sessionId:presentedHash:successorHash:now:graceSeconds:)``'s
     /// read, where the policy itself decides. Requests come sorted by session, so two batches

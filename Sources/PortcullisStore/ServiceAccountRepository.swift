@@ -22,8 +22,11 @@ public struct ServiceAccountRepository: Sendable {
     /// Stores a service account, audited and announced to every instance in the same
     /// transaction.
     ///
-    /// - Parameter uniqueEmail: store it only if no service account of the tenant has its
-    ///   email (for generated emails, whose random part could in principle repeat).
+    /// - Parameters:
+    ///   - account: the account to store (a public key only).
+    ///   - uniqueEmail: store it only if no service account of the tenant has its
+    ///     email (for generated emails, whose random part could in principle repeat).
+    ///   - actor: who registers it, for the audit record.
     /// - Returns: the stored account, or `nil` when `uniqueEmail` found the email taken.
     /// - Throws: `TENANT_NOT_FOUND` when its tenant does not exist; `INVALID_ARGUMENT` when the
     ///   tenant already has a key with this id.

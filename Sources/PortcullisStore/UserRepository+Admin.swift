@@ -31,7 +31,14 @@ extension UserRepository {
     /// account's already. `EMAIL_EXISTS` when the new email is another account's,
     /// `FEDERATED_USER_ID_ALREADY_LINKED` when `linking` is.
     ///
-    /// - Parameter fields: the request's fields, recorded in the audit row (`updatedFields`).
+    /// - Parameters:
+    ///   - tenantId: the tenant, `nil` for project users.
+    ///   - uid: the account.
+    ///   - update: the fields to assign.
+    ///   - unlinking: provider ids to remove.
+    ///   - linking: a provider identity to link, or whose profile copy to refresh.
+    ///   - actor: who changes it, for the audit row.
+    ///   - fields: the request's fields, recorded in the audit row (`updatedFields`).
     /// - Returns: the account after the change, or `nil` when there is no such account.
     public func update(
         tenantId: String?, uid: String, _ update: UserUpdate, unlinking: Set<String>, linking: ProviderLink?, actor: String,
