@@ -14,8 +14,8 @@ import Glibc
 import FoundationNetworking
 #endif
 
-/// Independent peers: PyJWT verifies our tokens from the JWKS alone, and nginx's
-/// `auth_request` runs deploy/nginx-auth-request.conf against the real daemon.
+/// Independent peers: PyJWT and jose (Node.js) verify our tokens from the JWKS alone, and
+/// nginx's `auth_request` runs deploy/nginx-auth-request.conf against the real daemon.
 @Suite("Interoperability")
 struct InteropTests {
     static var packageRoot: URL {
@@ -73,6 +73,47 @@ struct InteropTests {
                 let (rotatedStatus, rotatedOutput) = try await verify(token, jwksOf: a)
                 #expect(rotatedStatus == 0, "\(rotatedOutput)")
             }
+        }
+    }
+
+    @Test(
+        "jose (Node.js) verifies ID tokens as the README's JavaScript example does, fetching the JWKS; another tenant's token fails",
+        arguments: ["RS256", "ES256", "EdDSA"])
+    func jose(algorithm: String) async throws {
+        let node = try Self.tool("PORTCULLIS_TEST_NODE")
+        guard let jose = ProcessInfo.processInfo.environment["PORTCULLIS_TEST_JOSE"] else {
+            throw TestSetupError("PORTCULLIS_TEST_JOSE is not set: run the tests with scripts/test, which installs it")
+        }
+        // `import … from "jose"` resolves from the script's own node_modules, as in an npm project.
+        let directory = NSTemporaryDirectory() + "jose-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory + "/node_modules", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createSymbolicLink(atPath: directory + "/node_modules/jose", withDestinationPath: jose)
+        let script = directory + "/verify_id_token.mjs"
+        try FileManager.default.copyItem(
+            atPath: Self.packageRoot.appendingPathComponent("Tests/interop/verify_id_token.mjs").path, toPath: script)
+        try await TestGateway.run(live: true) { gateway in
+            guard let port = gateway.client.port else { throw TestSetupError("no port") }
+            let a = try await gateway.createTenant(#"{"displayName":"js","allowPasswordSignup":true,"signingAlgorithm":"\#(algorithm)"}"#)
+            let b = try await gateway.createTenant(#"{"displayName":"js","allowPasswordSignup":true,"signingAlgorithm":"\#(algorithm)"}"#)
+            let session = try await gateway.signUp("js@example.com", tenant: a)
+            let other = try await gateway.signUp("js@example.com", tenant: b)
+            // Waited for without blocking a thread: the script calls back into this server.
+            func verify(_ token: String, as tenant: String) async throws -> (Int32, String) {
+                let jwks = "http://127.0.0.1:\(port)/v1/projects/\(TestGateway.projectId)/tenants/\(tenant)/jwks"
+                let issuer = "http://localhost/\(TestGateway.projectId)/tenants/\(tenant)"
+                let run = try await DaemonProcess.run(
+                    [script, jwks, token, issuer, TestGateway.projectId, tenant], executable: node)
+                return (run.status, run.stdout + run.stderr)
+            }
+            let (status, output) = try await verify(session.idToken, as: a)
+            #expect(status == 0 && output.contains("ok \(session.uid)"), "\(output)")
+            // Tenant B's token against tenant A's keys and issuer: no key has its kid.
+            let (otherStatus, otherOutput) = try await verify(other.idToken, as: a)
+            #expect(otherStatus == 1 && otherOutput.contains("invalid"), "\(otherOutput)")
+            let tampered = session.idToken.dropLast(4) + (session.idToken.hasSuffix("AAAA") ? "BBBB" : "AAAA")
+            let (forgedStatus, forgedOutput) = try await verify(String(tampered), as: a)
+            #expect(forgedStatus == 1 && forgedOutput.contains("invalid"), "\(forgedOutput)")
         }
     }
 
