@@ -35,6 +35,7 @@ let package = Package(
         ),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // Already in Hummingbird's graph; named here for NIOHTTPTypes (the request-timeout handler).
@@ -73,6 +74,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                // Hash latency, into whatever registry the composition root hands in.
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -111,6 +114,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // SHA-256 of federated sign-in nonces.
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Sign-ins by provider, into whatever registry the composition root hands in.
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,4 @@
+public import CoreMetrics
 import Foundation
 public import PortcullisCore
 public import PortcullisCrypto
@@ -24,12 +25,13 @@ public struct TokenService: Sendable {
     public let projectId: String
     let publicURL: String
     let clock: any WallClock
+    let metrics: any MetricsFactory
 
-    /// A token service for one project.
+    /// A token service for one project, counting the sessions it starts with `metrics`.
     public init(
         keyrings: KeyringService, tenants: TenantSettingsCache, sessions: RefreshSessionRepository,
         successorKey: RefreshTokenKey, verified: VerifiedTokenCache, projectId: String, publicURL: String,
-        clock: any WallClock = SystemClock()
+        clock: any WallClock = SystemClock(), metrics: any MetricsFactory = NOOPMetricsHandler.instance
     ) {
         self.keyrings = keyrings
         self.tenants = tenants
@@ -39,6 +41,7 @@ public struct TokenService: Sendable {
         self.projectId = projectId
         self.publicURL = publicURL
         self.clock = clock
+        self.metrics = metrics
     }
 
     /// `<public URL>/<project>` or `<public URL>/<project>/tenants/<tenant>`.
@@ -112,6 +115,11 @@ public struct TokenService: Sendable {
                 for: user, authTime: started.seconds, signInProvider: signInProvider, now: now.seconds,
                 developerClaims: developerClaims)
         }
+        // Every sign-in, sign-up and re-authentication starts a session here, whatever its provider.
+        Counter(
+            label: "portcullis_sign_ins_total", dimensions: [("provider", signInProvider), ("tenant", user.tenantId ?? "")],
+            factory: metrics
+        ).increment()
         return SessionTokens(idToken: idToken, refreshToken: refresh.string, expiresIn: lifetime)
     }
 

@@ -1,3 +1,4 @@
+public import CoreMetrics
 public import PortcullisCore
 import Synchronization
 
@@ -8,14 +9,21 @@ public final class PasswordHashingService: Sendable {
     /// Parameters for tenants that set none.
     public let defaultParameters: ScryptParameters
     private let pool: HashingPool
+    /// `portcullis_password_hash_duration_seconds`: from submission to the pool until the
+    /// hash is done, waiting included (what a sign-in feels; refusals are not recorded).
+    private let latency: Timer
     /// One hash of a random secret per parameter set, verified against when an email is
     /// unknown, so both answers take as long as the tenant's real hashes.
     private let dummyHashes = Mutex<[ScryptParameters: String]>([:])
 
-    /// A service hashing with `defaultParameters` unless a tenant says otherwise.
-    public init(defaultParameters: ScryptParameters = .standard, pool: HashingPool) {
+    /// A service hashing with `defaultParameters` unless a tenant says otherwise, recording
+    /// its latency with `metrics`.
+    public init(
+        defaultParameters: ScryptParameters = .standard, pool: HashingPool, metrics: any MetricsFactory = NOOPMetricsHandler.instance
+    ) {
         self.defaultParameters = defaultParameters
         self.pool = pool
+        latency = Timer(label: "portcullis_password_hash_duration_seconds", dimensions: [], factory: metrics)
     }
 
     /// The hasher for new hashes of the tenant with `settings`.
@@ -34,7 +42,11 @@ public final class PasswordHashingService: Sendable {
     /// Runs hashing work on the pool, refusing (rather than queueing) when it is full.
     private func onPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         do {
-            return try await pool.run(work)
+            let start = ContinuousClock.now
+            let value = try await pool.run(work)
+            let elapsed = (ContinuousClock.now - start).components
+            latency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+            return value
         } catch is HashingPool.Saturated {
             throw AuthError(.tooManyAttemptsTryLater)
         }

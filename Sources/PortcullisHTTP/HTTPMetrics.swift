@@ -10,6 +10,7 @@ public final class HTTPMetrics: Sendable {
     /// The registry `/metrics` renders.
     public let registry: PrometheusCollectorRegistry
     private let series = Mutex<[Key: (Counter, DurationHistogram)]>([:])
+    private let tenantSeries = Mutex<[String: Counter]>([:])
 
     static let buckets: [Duration] = [
         .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
@@ -51,5 +52,23 @@ public final class HTTPMetrics: Sendable {
         }
         counter.increment()
         histogram.record(duration)
+    }
+
+    /// Records one successful request acting for `tenant`.
+    ///
+    /// Successful only: a request naming a tenant that does not exist fails, so ids an
+    /// attacker makes up never become series (each series stays in memory).
+    func recordTenantRequest(_ tenant: String) {
+        let counter = tenantSeries.withLock { cache in
+            if let found = cache[tenant] { return found }
+            let counter = registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "portcullis", subsystem: "tenant", metricName: "requests", unitName: "total",
+                    helpText: "Successful HTTP requests by the tenant they acted for"),
+                labels: [("tenant", tenant)])
+            cache[tenant] = counter
+            return counter
+        }
+        counter.increment()
     }
 }

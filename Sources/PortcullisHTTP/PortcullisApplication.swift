@@ -121,6 +121,9 @@ public struct PortcullisServer: Sendable {
         let cache = TenantSettingsCache(tenants: tenants, projectConfig: projectConfig)
         let migrator = Migrator(database: database, logger: logger)
         let metrics = HTTPMetrics(registry: PrometheusCollectorRegistry())
+        // The services record into the same registry through swift-metrics, without the process-wide
+        // bootstrap: several applications in one process (the tests) keep separate figures.
+        let metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
         let users = UserRepository(database: database, logger: logger)
         let signingKeys = SigningKeyRepository(database: database, logger: logger)
         let keyrings = KeyringService(
@@ -132,8 +135,10 @@ public struct PortcullisServer: Sendable {
         let tokens = TokenService(
             keyrings: keyrings, tenants: cache, sessions: sessions,
             successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens,
-            projectId: configuration.projectId, publicURL: configuration.publicURL, clock: configuration.clock)
-        let passwords = PasswordHashingService(defaultParameters: configuration.passwordHashing, pool: HashingPool())
+            projectId: configuration.projectId, publicURL: configuration.publicURL, clock: configuration.clock,
+            metrics: metricsFactory)
+        let passwords = PasswordHashingService(
+            defaultParameters: configuration.passwordHashing, pool: HashingPool(), metrics: metricsFactory)
         let links = ProviderLinkRepository(database: database, logger: logger)
         let accounts = AccountService(
             users: users, links: links, tenants: cache, tokens: tokens, revocation: revocation, passwords: passwords,
@@ -195,6 +200,7 @@ public struct PortcullisServer: Sendable {
         router.add(middleware: BrowserCORSMiddleware())
         router.add(middleware: DeclaredLengthMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
+        router.add(middleware: TenantMetricsMiddleware(metrics: metrics))
         if !configuration.trustedProxies.isEmpty {
             router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
         }

@@ -1,5 +1,6 @@
 public import Hummingbird
 public import PortcullisCore
+import Synchronization
 
 /// The request context of every Portcullis route.
 public struct PortcullisRequestContext: RequestContext {
@@ -17,6 +18,10 @@ public struct PortcullisRequestContext: RequestContext {
     public var requestDecoder: LenientRequestDecoder { LenientRequestDecoder() }
     /// Responses are compact JSON.
     public var responseEncoder: CompactJSONResponseEncoder { CompactJSONResponseEncoder() }
+
+    /// The tenant the request acts for, once the route knows it (the path, a body's `tenantId`,
+    /// a token); ``TenantMetricsMiddleware`` counts successful requests by it.
+    let tenant = RequestTenant()
 
     /// The TCP peer's address.
     public let peerAddress: String?
@@ -41,5 +46,19 @@ public struct PortcullisRequestContext: RequestContext {
         guard let admin else { throw AuthError(.unauthenticated) }
         try admin.authorize(target)
         return admin
+    }
+}
+
+/// The tenant of one request, shared by every copy of its context: the route that learns it
+/// writes it, the middleware around the route reads it afterwards.
+final class RequestTenant: Sendable {
+    private let value = Mutex<String?>(nil)
+
+    /// The tenant, `nil` while unknown or for project users.
+    var id: String? { value.withLock { $0 } }
+
+    /// Records the tenant (`nil` or empty: project users).
+    func set(_ tenantId: String?) {
+        value.withLock { $0 = tenantId?.isEmpty == false ? tenantId : nil }
     }
 }

@@ -13,7 +13,11 @@ public struct LenientRequestDecoder: RequestDecoder {
 
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         let bytes = try await request.bodyBytes(context: context)
-        return try JSONValueDecoder().decode(type, from: bytes.isEmpty ? .object([:]) : JSONValue.parse(bytes))
+        let value = try JSONValueDecoder().decode(type, from: bytes.isEmpty ? .object([:]) : JSONValue.parse(bytes))
+        if let scoped = value as? any TenantScopedBody, let context = context as? PortcullisRequestContext {
+            context.tenant.set(scoped.tenantId)
+        }
+        return value
     }
 }
 

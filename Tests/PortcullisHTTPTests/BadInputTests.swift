@@ -104,6 +104,35 @@ struct OperationsTests {
             #expect(!metrics.contains(gateway.projectKey))
         }
     }
+
+    @Test(
+        "sign-ins are counted by provider and tenant, successful requests by tenant (never a made-up one), and password hashing's latency is a histogram"
+    )
+    func signInsAndHashLatency() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"allowPasswordSignup":true,"enableAnonymousUser":true}"#)
+            _ = try await gateway.signUp("counted@example.com", tenant: tenant)
+            let session = try await gateway.signIn("counted@example.com", tenant: tenant)
+            #expect(try await gateway.refresh(session.refreshToken).status == .ok)
+            #expect(try await gateway.send(.get, "/v1/verify", key: session.idToken).status == .ok)
+            #expect(try await gateway.send(.get, "\(gateway.tenants)/\(tenant)").status == .ok)
+            try await gateway.endUser("accounts:signUp", [:], tenant: "made-up-tenant").expectEnvelope(.badRequest, "TENANT_NOT_FOUND")
+            #expect(try await gateway.endUser("accounts:signUp", [:], tenant: tenant).status == .ok)
+            // A wrong password is hashed too, but starts no session.
+            #expect(
+                try await gateway.endUser(
+                    "accounts:signInWithPassword", ["email": "counted@example.com", "password": "wrong horse"], tenant: tenant
+                ).errorMessage == "INVALID_PASSWORD")
+            let metrics = String(buffer: try await gateway.send(.get, "/metrics", key: .some(nil)).body)
+            #expect(metrics.contains(#"portcullis_sign_ins_total{provider="password",tenant="\#(tenant)"} 2"#), "\(metrics)")
+            #expect(metrics.contains(#"portcullis_sign_ins_total{provider="anonymous",tenant="\#(tenant)"} 1"#), "\(metrics)")
+            #expect(metrics.contains("portcullis_password_hash_duration_seconds_count 3"), "\(metrics)")
+            // Sign-up, sign-in, refresh, verify, the admin's read, the guest's sign-up: not the wrong password.
+            #expect(metrics.contains(#"portcullis_tenant_requests_total{tenant="\#(tenant)"} 6"#), "\(metrics)")
+            #expect(!metrics.contains("made-up-tenant"))
+            #expect(metrics.contains("portcullis_password_hash_duration_seconds_bucket"))
+        }
+    }
 }
 
 @Suite("Bad input on end-user routes")

@@ -36,6 +36,7 @@ struct VerifyRoutes {
                     try await revocation.check(tenantId: claims.tenantId, uid: claims.subject, authTime: claims.authTime)
                 }
                 verified = IDTokenClaimsView(claims)
+                context.tenant.set(claims.tenantId)
             } catch let error as AuthError {
                 throw AuthError(.unauthenticated, detail: error.code.rawValue)
             }
