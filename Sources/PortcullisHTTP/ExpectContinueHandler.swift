@@ -6,7 +6,7 @@ import NIOHTTPTypes
 /// a second) sends it straight away.
 ///
 /// A body the server will refuse anyway (a `Content-Length` over the limit) gets no
-/// `100 Continue`: ``DeclaredLengthMiddleware`` answers 413 from the head alone, and the
+/// `100 Continue`: ``PortcullisResponder`` answers 413 from the head alone, and the
 /// client never sends it.
 final class ExpectContinueHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart

@@ -198,9 +198,7 @@ public struct PortcullisServer: Sendable {
 
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: BrowserCORSMiddleware())
-        router.add(middleware: DeclaredLengthMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
-        router.add(middleware: TenantMetricsMiddleware(metrics: metrics))
         if !configuration.trustedProxies.isEmpty {
             router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
         }

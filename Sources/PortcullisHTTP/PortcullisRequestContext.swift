@@ -19,8 +19,8 @@ public struct PortcullisRequestContext: RequestContext {
     /// Responses are compact JSON.
     public var responseEncoder: CompactJSONResponseEncoder { CompactJSONResponseEncoder() }
 
-    /// The tenant the request acts for, once the route knows it (the path, a body's `tenantId`,
-    /// a token); ``TenantMetricsMiddleware`` counts successful requests by it.
+    /// The tenant the request acts for, once the route knows it (an admin path, a body's
+    /// `tenantId`, a token); ``PortcullisResponder`` counts successful requests by it.
     let tenant = RequestTenant()
 
     /// The TCP peer's address.

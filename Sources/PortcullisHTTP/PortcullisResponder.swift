@@ -1,12 +1,13 @@
 public import Hummingbird
 import PortcullisCore
 
-/// The outermost responder: emulator prefixes, legacy v3 paths and request metrics.
+/// The outermost responder: emulator prefixes, legacy v3 paths, bodies declared too large,
+/// and request metrics.
 ///
 /// Wrapping the router (rather than being a router middleware) means every
-/// request is counted, unmatched ones included. Errors are rendered by
-/// ``ErrorEnvelopeMiddleware`` inside the router; this only catches what
-/// escapes it.
+/// request is counted, unmatched ones included, at no cost of a middleware layer on
+/// every request's path. Errors are rendered by ``ErrorEnvelopeMiddleware`` inside
+/// the router; this only catches what escapes it.
 public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context == PortcullisRequestContext {
     public typealias Context = PortcullisRequestContext
 
@@ -15,6 +16,8 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
 
     let inner: Inner
     let metrics: HTTPMetrics
+    /// The router's CORS policy, applied to the refusals made here too.
+    let cors = BrowserCORSMiddleware()
 
     /// Wraps the router's responder.
     public init(inner: Inner, metrics: HTTPMetrics) {
@@ -27,14 +30,33 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
         let request = Self.rewritingAliases(request)
         let response: Response
         do {
-            response = try await inner.respond(to: request, context: context)
+            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
+                response = try await cors.handle(request, context: context) { _, context in Self.refusal(context) }
+            } else {
+                response = try await inner.respond(to: request, context: context)
+            }
         } catch {
             response = AuthError(translating: error, logger: context.logger).envelopeResponse()
         }
         metrics.record(
             route: context.endpointPath ?? "unmatched", method: request.method.rawValue,
             status: response.status.code, duration: ContinuousClock.now - start)
+        // Only a success proves the tenant exists: a made-up id never becomes a series.
+        if (200..<300).contains(response.status.code), let tenant = context.tenant.id {
+            metrics.recordTenantRequest(tenant)
+        }
         return response
+    }
+
+    /// 413 from the head alone: the client (waiting on `Expect: 100-continue`, which
+    /// ``ExpectContinueHandler`` does not answer for such a body, or not) need not send a body
+    /// that would be refused anyway; the connection is closed after the answer, since the
+    /// body may follow all the same. A body without a declared length (chunked) is refused
+    /// by the decoder once it passes the limit.
+    static func refusal(_ context: Context) -> Response {
+        var refusal = AuthError(.payloadTooLarge, detail: "Request body exceeds \(context.maxUploadSize) bytes").envelopeResponse()
+        refusal.headers[.connection] = "close"
+        return refusal
     }
 
     /// The request with an emulator prefix removed and a legacy v3 path (``LegacyPaths``)
