@@ -15,8 +15,9 @@ public import Hummingbird
 /// it nor sends it a preflighted request. Errors carry the headers too: a web app reads the
 /// envelope's code (`EMAIL_EXISTS`) from them.
 ///
-/// Put it first on the router, outside ``ErrorEnvelopeMiddleware``, so errors reach it as
-/// responses; unmatched requests (a preflight matches no route) pass through it too.
+/// ``PortcullisResponder`` applies it around the router, to requests that name an `Origin`,
+/// with errors already rendered as responses; unmatched requests (a preflight matches no
+/// route) pass through it too.
 public struct BrowserCORSMiddleware: RouterMiddleware {
     public typealias Context = PortcullisRequestContext
 
@@ -42,8 +43,7 @@ public struct BrowserCORSMiddleware: RouterMiddleware {
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        // Only a browser names an origin; everything else (proxies, servers, SDKs) skips the path check.
-        guard request.headers.contains(.origin), Self.servesBrowsers(path: request.uri.path) else {
+        guard Self.servesBrowsers(path: request.uri.path) else {
             return try await next(request, context)
         }
         return try await cors.handle(request, context: context, next: next)

@@ -2,8 +2,8 @@ public import Hummingbird
 public import Logging
 public import PortcullisCore
 
-/// The router's middleware around every route (inside ``BrowserCORSMiddleware``): every
-/// error becomes an `AuthError`, which renders itself as the envelope.
+/// The router's middleware around every route: every error becomes an `AuthError`, which
+/// renders itself as the envelope.
 ///
 /// It also wraps the router's not-found responder, so unknown paths and
 /// methods answer with the envelope like everything else.

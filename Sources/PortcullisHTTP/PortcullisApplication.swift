@@ -197,7 +197,6 @@ public struct PortcullisServer: Sendable {
             abuse: configuration.abuseGuard, clock: configuration.clock)
 
         let router = Router(context: PortcullisRequestContext.self)
-        router.add(middleware: BrowserCORSMiddleware())
         router.add(middleware: ErrorEnvelopeMiddleware())
         if !configuration.trustedProxies.isEmpty {
             router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))

@@ -1,13 +1,14 @@
 public import Hummingbird
 import PortcullisCore
 
-/// The outermost responder: emulator prefixes, legacy v3 paths, bodies declared too large,
-/// and request metrics.
+/// The outermost responder: emulator prefixes, legacy v3 paths, cross-origin requests,
+/// bodies declared too large, and request metrics.
 ///
-/// Wrapping the router (rather than being a router middleware) means every
-/// request is counted, unmatched ones included, at no cost of a middleware layer on
-/// every request's path. Errors are rendered by ``ErrorEnvelopeMiddleware`` inside
-/// the router; this only catches what escapes it.
+/// Wrapping the router (rather than being router middleware) means every request is
+/// counted, unmatched ones included, and that a request without an `Origin` (servers,
+/// proxies, SDKs: nearly all of them) pays for no CORS layer: each router middleware layer
+/// cost `/v1/verify` about 6 % (BENCHMARKS.md). Errors are rendered by
+/// ``ErrorEnvelopeMiddleware`` inside the router; this only catches what escapes it.
 public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context == PortcullisRequestContext {
     public typealias Context = PortcullisRequestContext
 
@@ -16,7 +17,7 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
 
     let inner: Inner
     let metrics: HTTPMetrics
-    /// The router's CORS policy, applied to the refusals made here too.
+    /// The CORS policy, for requests that name an `Origin`.
     let cors = BrowserCORSMiddleware()
 
     /// Wraps the router's responder.
@@ -28,16 +29,12 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
     public func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
         let request = Self.rewritingAliases(request)
-        let response: Response
-        do {
-            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
-                response = try await cors.handle(request, context: context) { _, context in Self.refusal(context) }
-            } else {
-                response = try await inner.respond(to: request, context: context)
-            }
-        } catch {
-            response = AuthError(translating: error, logger: context.logger).envelopeResponse()
-        }
+        // Only a browser names an origin; `answer` never throws, so every answer, errors
+        // included, reaches the CORS policy as a response.
+        let response =
+            request.headers.contains(.origin)
+            ? try await cors.handle(request, context: context) { request, context in await answer(request, context) }
+            : await answer(request, context)
         metrics.record(
             route: context.endpointPath ?? "unmatched", method: request.method.rawValue,
             status: response.status.code, duration: ContinuousClock.now - start)
@@ -46,6 +43,18 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
             metrics.recordTenantRequest(tenant)
         }
         return response
+    }
+
+    /// The router's answer, errors rendered as the envelope; or 413 from the head alone.
+    private func answer(_ request: Request, _ context: Context) async -> Response {
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
+            return Self.refusal(context)
+        }
+        do {
+            return try await inner.respond(to: request, context: context)
+        } catch {
+            return AuthError(translating: error, logger: context.logger).envelopeResponse()
+        }
     }
 
     /// 413 from the head alone: the client (waiting on `Expect: 100-continue`, which
