@@ -50,15 +50,17 @@ public struct PortcullisRequestContext: RequestContext {
 }
 
 /// The tenant of one request, shared by every copy of its context: the route that learns it
-/// writes it, the middleware around the route reads it afterwards.
+/// writes it, the outermost responder reads it afterwards.
 final class RequestTenant: Sendable {
     private let value = Mutex<String?>(nil)
 
     /// The tenant, `nil` while unknown or for project users.
     var id: String? { value.withLock { $0 } }
 
-    /// Records the tenant (`nil` or empty: project users).
+    /// Records the tenant the request names (`nil` or empty: project users). The first one
+    /// named stays: on admin routes the path's, which a body's `tenantId` never overrides.
     func set(_ tenantId: String?) {
-        value.withLock { $0 = tenantId?.isEmpty == false ? tenantId : nil }
+        guard let tenantId, !tenantId.isEmpty else { return }
+        value.withLock { if $0 == nil { $0 = tenantId } }
     }
 }

@@ -62,7 +62,7 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
     /// that would be refused anyway; the connection is closed after the answer, since the
     /// body may follow all the same. A body without a declared length (chunked) is refused
     /// by the decoder once it passes the limit.
-    static func refusal(_ context: Context) -> Response {
+    private static func refusal(_ context: Context) -> Response {
         var refusal = AuthError(.payloadTooLarge, detail: "Request body exceeds \(context.maxUploadSize) bytes").envelopeResponse()
         refusal.headers[.connection] = "close"
         return refusal
