@@ -172,7 +172,14 @@ public struct EmailDeliveryService: Service {
         let giveUp = claimed.attempts >= configuration.maxAttempts
         let delay = giveUp ? nil : Self.backoff(attempt: claimed.attempts, configuration: configuration)
         do {
-            try await outbox.markFailed(claimed, reason: reason, retryAfter: delay)
+            guard try await outbox.markFailed(claimed, reason: reason, retryAfter: delay) else {
+                // The attempt outlived its lease and the message was claimed again: the
+                // newer attempt decides what becomes of it.
+                logger.warning(
+                    "email action delivery failed after its lease ran out; a later attempt owns the message",
+                    metadata: ["message": "\(claimed.id)", "attempt": "\(claimed.attempts)", "reason": "\(reason)"])
+                return
+            }
             if giveUp {
                 try await audit.record(
                     AuditEntry(

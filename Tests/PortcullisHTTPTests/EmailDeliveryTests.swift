@@ -8,6 +8,7 @@ import PortcullisCore
 import PortcullisHTTP
 import PortcullisStore
 import PortcullisTestSupport
+import PostgresNIO
 import Testing
 
 @Suite("Email delivery")
@@ -98,6 +99,76 @@ struct EmailDeliveryTests {
                 let deliveries = try await receiver.waitForDeliveries(3)
                 #expect(Set(deliveries.compactMap(\.messageId)).count == 3)
                 #expect(try await eventually { try await outbox.messages(tenantId: tenant).allSatisfy(\.delivered) } != nil)
+            }
+        }
+    }
+
+    /// Makes the tenant's message due and claims it, as a daemon's attempt does.
+    static func claimNow(
+        _ outbox: EmailOutboxRepository, _ database: Database, tenant: String, lease: Duration
+    ) async throws -> ClaimedMessage {
+        let due: PostgresQuery = "UPDATE email_outbox SET next_attempt_at = now() WHERE tenant_id = \(tenant)"
+        for try await _ in try await database.client.query(due) {}
+        guard let claimed = try await outbox.claimDue(limit: 16, lease: lease).first else {
+            throw TestSetupError("no message to claim")
+        }
+        return claimed
+    }
+
+    @Test(
+        "an attempt that died with its daemon (kill -9) holds the message until its lease runs out, then the next daemon delivers it once; a stale attempt's late failure changes nothing"
+    )
+    func abandonedClaim() async throws {
+        try await WebhookReceiver.run { receiver in
+            let settings = try await TestDatabase.create()
+            // The first daemon claims nothing itself (batches of none): the test's claims
+            // below stand for its attempts, which die with it.
+            let first = try TestGateway.make(settings: settings) { configuration in
+                Self.configure(receiver)(&configuration)
+                configuration.emailDelivery.batchSize = 0
+            }
+            let lease = Duration.seconds(3)
+            let (tenant, abandoned, claimStarted) = try await first.application.test(.router) { client in
+                let key = try await first.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
+                let gateway = TestGateway(server: first, client: client, projectKey: key)
+                let tenant = try await Self.webhookTenant(gateway, receiver)
+                let outbox = EmailOutboxRepository(database: first.database, logger: TestDatabase.logger)
+                _ = try await gateway.signUp("lost@example.com", tenant: tenant)
+                let sent = try await gateway.endUser(
+                    "accounts:sendOobCode", ["requestType": "PASSWORD_RESET", "email": "lost@example.com"], tenant: tenant)
+                #expect(sent.status == .ok)
+
+                // Two attempts their daemons never finished: one outlived its lease and was
+                // claimed again by the other, which still holds it.
+                let stale = try await Self.claimNow(outbox, first.database, tenant: tenant, lease: .zero)
+                let claimStarted = ContinuousClock.now
+                let abandoned = try await Self.claimNow(outbox, first.database, tenant: tenant, lease: lease)
+                #expect(try await outbox.markFailed(stale, reason: "late", retryAfter: nil) == false)
+                let status = try await outbox.messages(tenantId: tenant)
+                #expect(status.map(\.dead) == [false], "a stale failure dead-lettered the message")
+                #expect(status.map(\.attempts) == [2])
+                return (tenant, abandoned, claimStarted)
+            }
+
+            let second = try TestGateway.make(settings: settings, configure: Self.configure(receiver))
+            let outbox = EmailOutboxRepository(database: second.database, logger: TestDatabase.logger)
+            try await second.application.test(.router) { _ in
+                try await Task.sleep(for: .milliseconds(300))
+                let early = receiver.accepted.count
+                // Measured from before the claim, so shorter than the claim's own age.
+                if ContinuousClock.now - claimStarted < lease {
+                    #expect(early == 0, "delivered while another attempt's lease held it")
+                }
+                let deliveries = try await receiver.waitForDeliveries(1)
+                #expect(deliveries.map(\.messageId) == [abandoned.id])
+                #expect(try await eventually { try await outbox.messages(tenantId: tenant).first?.delivered == true } != nil)
+                #expect(try await outbox.markFailed(abandoned, reason: "late", retryAfter: nil) == false)
+                try await Task.sleep(for: .milliseconds(300))
+                let status = try await outbox.messages(tenantId: tenant)
+                #expect(status.map(\.delivered) == [true])
+                #expect(status.map(\.dead) == [false])
+                #expect(status.map(\.attempts) == [3])
+                #expect(receiver.accepted.count == 1)
             }
         }
     }
