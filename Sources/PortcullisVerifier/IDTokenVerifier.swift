@@ -30,9 +30,15 @@ public struct IDTokenVerifier: Sendable {
 
     /// A verifier with an empty JWKS cache.
     public init(configuration: VerifierConfiguration) {
+        self.init(configuration: configuration, now: { .now })
+    }
+
+    /// A verifier whose JWKS cache reads the time from `now` (tests move it instead of
+    /// sleeping through max-ages and refetch intervals).
+    package init(configuration: VerifierConfiguration, now: @escaping @Sendable () -> ContinuousClock.Instant) {
         self.configuration = configuration
         self.gateway = GatewayClient(configuration: configuration)
-        self.cache = JWKSCache(gateway: gateway)
+        self.cache = JWKSCache(gateway: gateway, now: now)
     }
 
     /// Verifies `token` and returns whom it identifies.

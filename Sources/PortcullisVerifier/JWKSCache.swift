@@ -34,19 +34,21 @@ actor JWKSCache {
 
     private let gateway: GatewayClient
     private let unknownKeyRefetchInterval: Duration
-    private let clock = ContinuousClock()
+    /// The time of the monotonic clock: `ContinuousClock.now`, or a test's.
+    private let clockNow: @Sendable () -> ContinuousClock.Instant
     private var entries: [String: Entry] = [:]
     private var lastGeneration = 0
 
-    init(gateway: GatewayClient) {
+    init(gateway: GatewayClient, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.gateway = gateway
         self.unknownKeyRefetchInterval = gateway.configuration.unknownKeyRefetchInterval
+        self.clockNow = now
     }
 
     /// The keys at `url` (the JWKS of `tenant`), from the cache while fresh.
     func keySet(_ url: String, tenant: String?) async throws(TokenVerificationError) -> KeySet {
         if let entry = entries[url] {
-            let now = clock.now
+            let now = clockNow()
             if let keySet = entry.keySet, entry.freshUntil > now { return keySet }
             if let failure = entry.failure, failure.until > now {
                 if let keySet = entry.keySet, entry.staleUntil > now { return keySet }
@@ -62,7 +64,7 @@ actor JWKSCache {
         let entry = entries[url]
         if let current = entry?.keySet, current.generation > seen.generation { return current }
         if entry?.inFlight != nil { return try await fetch(url, tenant: tenant) }
-        let now = clock.now
+        let now = clockNow()
         if let last = entry?.lastUnknownKeyRefetch, now - last < unknownKeyRefetchInterval { return nil }
         entries[url, default: Self.emptyEntry(now)].lastUnknownKeyRefetch = now
         return try await fetch(url, tenant: tenant)
@@ -79,7 +81,7 @@ actor JWKSCache {
             let gateway = self.gateway
             flight = InFlight(generation: generation, task: Task { await gateway.fetchJWKS(url, tenant: tenant, generation: generation) })
             if entries[url] == nil { makeRoom() }
-            entries[url, default: Self.emptyEntry(clock.now)].inFlight = flight
+            entries[url, default: Self.emptyEntry(clockNow())].inFlight = flight
         }
         let outcome = await flight.task.value
         // The first of the waiters to resume records the outcome.
@@ -87,7 +89,7 @@ actor JWKSCache {
         switch outcome {
         case .success(let fetched): return fetched.keySet
         case .failure(let error):
-            if let entry = entries[url], let keySet = entry.keySet, entry.staleUntil > clock.now, error != .unknownTenant {
+            if let entry = entries[url], let keySet = entry.keySet, entry.staleUntil > clockNow(), error != .unknownTenant {
                 return keySet
             }
             throw error
@@ -96,7 +98,7 @@ actor JWKSCache {
 
     private func record(_ outcome: Result<GatewayClient.FetchedKeys, TokenVerificationError>, for url: String) {
         guard var entry = entries[url] else { return }
-        let now = clock.now
+        let now = clockNow()
         entry.inFlight = nil
         switch outcome {
         case .success(let fetched):
@@ -116,7 +118,7 @@ actor JWKSCache {
     /// fetched, then any not being fetched.
     private func makeRoom() {
         guard entries.count >= Self.maximumEntries else { return }
-        let now = clock.now
+        let now = clockNow()
         entries = entries.filter { $0.value.inFlight != nil || $0.value.freshUntil > now }
         while entries.count >= Self.maximumEntries, let victim = entries.first(where: { $0.value.inFlight == nil })?.key {
             entries[victim] = nil

@@ -3,6 +3,7 @@ import Foundation
 import JWTKit
 import PortcullisTestSupport
 import PortcullisVerifier
+import Synchronization
 import Testing
 
 /// A user the gateway signed up, with the tokens it returned.
@@ -74,13 +75,26 @@ extension GatewayDaemon {
     /// A verifier of this daemon's tokens.
     func verifier(
         _ accepted: AcceptedTenants, publicURL: String = GatewayDaemon.publicURL, expirationLeeway: Duration = .seconds(5),
-        unknownKeyRefetchInterval: Duration = .seconds(10)
+        unknownKeyRefetchInterval: Duration = .seconds(10), clock: SteppedClock = SteppedClock()
     ) -> IDTokenVerifier {
         IDTokenVerifier(
             configuration: VerifierConfiguration(
                 gatewayURL: baseURL, publicURL: publicURL, projectId: Self.projectId, acceptedTenants: accepted,
-                expirationLeeway: expirationLeeway, unknownKeyRefetchInterval: unknownKeyRefetchInterval))
+                expirationLeeway: expirationLeeway, unknownKeyRefetchInterval: unknownKeyRefetchInterval),
+            now: { clock.now })
     }
+}
+
+/// The monotonic clock, plus however far a test has stepped it: the JWKS cache's refetch
+/// interval and max-age pass when the test says, however slow the machine is.
+final class SteppedClock: Sendable {
+    private let offset = Mutex(Duration.zero)
+
+    /// `ContinuousClock.now`, moved by every step so far.
+    var now: ContinuousClock.Instant { .now + offset.withLock { $0 } }
+
+    /// Moves the clock forward by `duration`.
+    func step(_ duration: Duration) { offset.withLock { $0 += duration } }
 }
 
 /// Runs `verify` and returns the error it throws, or `nil` when it accepted the token (an
