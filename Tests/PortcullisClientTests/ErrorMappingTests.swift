@@ -86,6 +86,10 @@ struct ErrorMappingTests {
                 try await user.reauthenticate(with: .emailPassword(email: "someone@example.com", password: "x-password"))
             }
             #expect(mismatch?.code == .userMismatch)
+            // A one-second window would also catch a sign-in whose hash waited on a loaded
+            // machine (auth_time is stamped before hashing).
+            try await fixture.gateway.patchTenant(
+                try #require(fixture.tenant), mask: "recentLoginWindowSeconds", #"{"recentLoginWindowSeconds":300}"#)
             try await user.reauthenticate(with: .emailPassword(email: "old@example.com", password: "old-password"))
             try await user.updatePassword("new-password")
             try await fixture.auth().signIn(email: "old@example.com", password: "new-password")

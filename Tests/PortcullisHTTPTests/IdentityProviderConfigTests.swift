@@ -130,7 +130,7 @@ struct IdentityProviderConfigTests {
                 #expect(
                     try await eventually { try await gatewayB.send(.get, "\(path)/apple.com").status == .ok } != nil)
                 #expect(try await gatewayA.send(.patch, "\(path)/apple.com?updateMask=clientId", json: #"{"clientId":"d"}"#).status == .ok)
-                let seen = try await eventually(within: .seconds(3)) {
+                let seen = try await eventually(within: .seconds(30)) {
                     try await gatewayB.send(.get, "\(path)/apple.com").json().value(at: ["clientId"]) == .string("d")
                 }
                 #expect(seen != nil)

@@ -53,6 +53,7 @@ struct SessionRevocationTests {
             let tenant = try await Self.passwordTenant(gateway)
             let session = try await gateway.signUp("spinner@example.com", tenant: tenant)
             let changed = Changed()
+            let rotated = Changed()
             // The rotating client: each refresh presents the latest token it holds.
             let outcomes = try await withThrowingTaskGroup(of: [(afterChange: Bool, message: String?)].self) { group in
                 group.addTask {
@@ -65,6 +66,7 @@ struct SessionRevocationTests {
                         if response.status == .ok, case .string(let next)? = try response.json().value(at: ["refresh_token"]) {
                             token = next
                             outcomes.append((afterChange, nil))
+                            rotated.set()
                         } else {
                             outcomes.append((afterChange, response.errorMessage))
                         }
@@ -73,7 +75,9 @@ struct SessionRevocationTests {
                     return outcomes
                 }
                 group.addTask {
-                    try await Task.sleep(for: .milliseconds(50))
+                    // The change lands once the session has rotated, however slow the machine.
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while !rotated.isSet && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
                     let response = try await gateway.endUser(
                         "accounts:update", ["idToken": .string(session.idToken), "password": "a new secret"], tenant: tenant)
                     #expect(response.status == .ok, "\(String(buffer: response.body))")

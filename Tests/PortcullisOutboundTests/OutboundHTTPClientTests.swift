@@ -196,7 +196,8 @@ struct OutboundHTTPClientTests {
             }
             let elapsed = clock.now - start
             #expect(failure?.kind == .timedOut)
-            #expect(elapsed < .seconds(4), "took \(elapsed)")
+            // Bounded (never "waits forever"), with room for a loaded test machine.
+            #expect(elapsed < .seconds(11), "took \(elapsed)")
         }
     }
 
