@@ -39,7 +39,7 @@ actor JWKSCache {
     private var entries: [String: Entry] = [:]
     private var lastGeneration = 0
 
-    init(gateway: GatewayClient, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    init(gateway: GatewayClient, now: @escaping @Sendable () -> ContinuousClock.Instant) {
         self.gateway = gateway
         self.unknownKeyRefetchInterval = gateway.configuration.unknownKeyRefetchInterval
         self.clockNow = now
