@@ -24,6 +24,14 @@ struct ClientConnectionTests {
         ).errorMessage
     }
 
+    /// A tenant whose password hashes are the cheapest the settings allow: each failed
+    /// sign-in still verifies a dummy hash, and at the default cost a saturated parallel test
+    /// run could hold those past the live client's read timeout.
+    static func createCheapHashTenant(_ gateway: TestGateway, named name: String) async throws -> String {
+        try await gateway.createTenant(
+            #"{"displayName":"\#(name)","allowPasswordSignup":true,"scryptParameters":{"logN":10,"r":1,"p":1}}"#)
+    }
+
     static func limitedPerIP(_ configuration: inout ServerConfiguration) {
         configuration.abuseGuard = AbuseGuard(
             limits: AbuseLimits(failedSignInsPerAccount: 1000, failedSignInsPerIP: 3, signUpsPerIP: 1000, windowSeconds: 900))
@@ -38,7 +46,7 @@ struct ClientConnectionTests {
                 $0.trustedProxies = [IPNetwork("127.0.0.0/8")!]
             }
         ) { gateway in
-            let tenant = try await gateway.createTenant(#"{"displayName":"xff","allowPasswordSignup":true}"#)
+            let tenant = try await Self.createCheapHashTenant(gateway, named: "xff")
             for _ in 0..<3 {
                 #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "198.51.100.7") == "EMAIL_NOT_FOUND")
             }
@@ -59,7 +67,7 @@ struct ClientConnectionTests {
     @Test("without trusted proxies X-Forwarded-For is ignored: every request counts against the TCP peer")
     func untrustedHeaderIgnored() async throws {
         try await TestGateway.run(live: true, configure: Self.limitedPerIP) { gateway in
-            let tenant = try await gateway.createTenant(#"{"displayName":"noxff","allowPasswordSignup":true}"#)
+            let tenant = try await Self.createCheapHashTenant(gateway, named: "noxff")
             for index in 0..<3 {
                 #expect(try await Self.failedSignIn(gateway, tenant: tenant, as: "198.51.100.\(index)") == "EMAIL_NOT_FOUND")
             }
