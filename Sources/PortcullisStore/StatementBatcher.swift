@@ -89,9 +89,10 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
         // which reports its own error.
         let responses = try? await execute([own] + followers.map(\.request))
         let answered = responses.flatMap { $0.count == followers.count + 1 ? $0 : nil }
-        for (index, follower) in followers.enumerated() {
-            follower.continuation.resume(returning: .done(answered.map { .answered($0[index + 1]) } ?? .failed))
-        }
+        // The slot passes on before the followers wake. Resumed tasks queue on the
+        // executor in order, and the requests of this batch have their answers to finish
+        // (an RSA signature each, for the refresh); a next leader queued behind them would
+        // leave the database idle meanwhile, and the cores idle while its batch then runs.
         let next = state.withLock { state -> Waiter? in
             guard !state.waiting.isEmpty else {
                 state.leaders -= 1
@@ -100,6 +101,9 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
             return state.waiting.removeFirst()
         }
         next?.continuation.resume(returning: .lead)
+        for (index, follower) in followers.enumerated() {
+            follower.continuation.resume(returning: .done(answered.map { .answered($0[index + 1]) } ?? .failed))
+        }
         return answered.map { .answered($0[0]) } ?? .failed
     }
 }
