@@ -77,8 +77,8 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
         }
     }
 
-    /// Runs a batch of `own` and the queue's head, answers the followers, then passes the
-    /// slot on to the next queued request (or frees it).
+    /// Runs a batch of `own` and the queue's head, passes the slot on to the next queued
+    /// request (or frees it), then answers the followers.
     private func lead(with own: Request) async -> Outcome {
         let followers = state.withLock { state in
             let count = min(state.waiting.count, maximumBatch - 1)
