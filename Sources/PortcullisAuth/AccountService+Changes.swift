@@ -48,11 +48,10 @@ extension AccountService {
         if changes.deleteAttributes.contains("PHOTO_URL") { update.photoURL = .some(nil) }
         let changesCredential = changes.email != nil || changes.password != nil
         if changesCredential {
-            // The presented token's own auth_time is what the recent-login rule judges. Only a guest
-            // session is exempt: a custom-token user looks as bare, but can sign in again.
+            // The presented token's own auth_time is what the recent-login rule judges.
             try SessionPolicy.requireRecentSignIn(
                 authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
-                anonymous: user.isAnonymous && claims.signInProvider == "anonymous")
+                anonymous: SessionPolicy.isGuestSession(user, signInProvider: claims.signInProvider))
             if let email = changes.email { update.email = .some(try EmailAddress.validate(email)) }
             if let password = changes.password {
                 try settings.passwordPolicy.check(password)
@@ -96,13 +95,12 @@ extension AccountService {
             throw try await Self.missing(user, in: users, otherwise: AuthError(.emailExists))
         }
         revocation.forget(tenantId: user.tenantId, uid: user.uid)
-        // Tokens for the caller are issued after the change, with a fresh auth_time, unless a
-        // later change (or revocation) holds now: that one ended this change's sessions, the
-        // caller's new one included, as if it had started before it (TOKEN_EXPIRED).
+        // Tokens for the caller are issued after the change's second, with a fresh auth_time,
+        // unless a later change (or revocation) holds now: that one ended this change's sessions,
+        // the caller's new one included, as if it had started before it (TOKEN_EXPIRED).
         guard
             let session = try await tokens.startSession(
-                for: updated, signInProvider: "password", now: max(clock.now(), updated.validSince),
-                validSince: updated.validSince)
+                for: updated, signInProvider: "password", now: updated.validSince, validSince: updated.validSince)
         else { throw try await Self.missing(user, in: users, otherwise: AuthError(.tokenExpired)) }
         return (updated, session)
     }

@@ -53,14 +53,13 @@ extension AccountService {
     ) async throws -> SignedIn {
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
-        // A custom-token user has no email or provider either, but is no guest: its backend signs
-        // it in again at will. Only a guest session (`anonymous`) upgrades without a recent sign-in.
-        guard user.isAnonymous, claims.signInProvider == "anonymous" else { throw AuthError(.emailExists) }
+        // Only a guest session upgrades here, and without a recent sign-in.
+        guard SessionPolicy.isGuestSession(user, signInProvider: claims.signInProvider) else {
+            throw AuthError(.emailExists)
+        }
         guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
         guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
         guard settings.allowPasswordSignup else { throw AuthError(.operationNotAllowed) }
-        try SessionPolicy.requireRecentSignIn(
-            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds, anonymous: true)
         let address = try EmailAddress.validate(email)
         try settings.passwordPolicy.check(password)
         var update = UserUpdate(email: .some(address), passwordHash: try await passwords.hash(password, settings: settings))

@@ -197,7 +197,8 @@ public struct EmailActionService: Sendable {
         try await codes.issue(
             ActionCode(
                 tenantId: tenantId, uid: user.uid, kind: request.kind, email: address, continueURL: continueURL,
-                expiresAt: now.adding(seconds: Int64(settings.oobCodeLifetimeSeconds))),
+                expiresAt: now.adding(seconds: Int64(settings.oobCodeLifetimeSeconds)), issuedAt: now,
+                accountEmail: user.email),
             codeHash: SecretToken.hash(code), now: now, message: entry, floodLimit: EmailActionPolicy.codesPerUserPerHour,
             floodError: EmailActionPolicy.floodError(request.kind),
             audit: AuditEntry(
@@ -210,15 +211,22 @@ public struct EmailActionService: Sendable {
     // MARK: Applying
 
     /// What a code is for, without using it (`accounts:resetPassword` without `newPassword`,
-    /// the action page before its form).
+    /// the action page before its form); `INVALID_OOB_CODE` for a code that no longer works
+    /// (`EmailActionPolicy.requireLive(_:for:)`).
     /// - Returns: the code, and its user's current email (the old address of an email change).
     public func inspect(code: String?, tenantId: String?) async throws -> (ActionCode, currentEmail: String?) {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        let found = try await codes.find(tenantId: tenantId, codeHash: Self.hash(code), now: clock.now())
+        return try await live(Self.hash(code), tenantId: tenantId)
+    }
+
+    /// The unused, unexpired code with this hash, if it still works for its user as stored now.
+    private func live(_ codeHash: [UInt8], tenantId: String?) async throws -> (ActionCode, currentEmail: String?) {
+        let found = try await codes.find(tenantId: tenantId, codeHash: codeHash, now: clock.now())
         guard let user = try await users.find(tenantId: tenantId, uid: found.uid)?.user else {
             throw AuthError(.invalidOobCode)
         }
+        try EmailActionPolicy.requireLive(found, for: user)
         return (found, user.email)
     }
 
@@ -226,7 +234,9 @@ public struct EmailActionService: Sendable {
     public func apply(code: String?, tenantId: String?) async throws -> (ActionCode, User) {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        return try await consume(code, tenantId: tenantId, kinds: [.verifyEmail, .verifyAndChangeEmail], passwordHash: nil)
+        let (applied, user) = try await consume(
+            code, tenantId: tenantId, kinds: [.verifyEmail, .verifyAndChangeEmail], passwordHash: nil)
+        return (onwards(applied, settings: settings), user)
     }
 
     /// `accounts:resetPassword` with `oobCode` and `newPassword`: sets the password, marks the
@@ -235,12 +245,23 @@ public struct EmailActionService: Sendable {
     public func resetPassword(code: String?, newPassword: String, tenantId: String?) async throws -> (ActionCode, User) {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        let hashOfCode = try Self.hash(code)
         // A dead code is refused before the password costs a hash.
-        _ = try await codes.find(tenantId: tenantId, codeHash: hashOfCode, now: clock.now())
+        _ = try await live(Self.hash(code), tenantId: tenantId)
         try settings.passwordPolicy.check(newPassword)
         let passwordHash = try await passwords.hash(newPassword, settings: settings)
-        return try await consume(code, tenantId: tenantId, kinds: [.passwordReset], passwordHash: passwordHash)
+        let (applied, user) = try await consume(code, tenantId: tenantId, kinds: [.passwordReset], passwordHash: passwordHash)
+        return (onwards(applied, settings: settings), user)
+    }
+
+    /// The code with its continue URL checked again, as the tenant's authorised domains stand
+    /// now: a domain removed since the code was issued (or a code stored before URLs were
+    /// normalised) sends nobody there; the action page then shows its own confirmation.
+    private func onwards(_ code: ActionCode, settings: TenantSettings) -> ActionCode {
+        var code = code
+        code.continueURL = code.continueURL.flatMap { url in
+            try? ContinueURLPolicy.validate(url, authorizedDomains: settings.authorizedDomains, publicURL: links.publicURL)
+        }
+        return code
     }
 
     private func consume(
@@ -250,7 +271,7 @@ public struct EmailActionService: Sendable {
         let (applied, user) = try await codes.consume(
             tenantId: tenantId, codeHash: Self.hash(code), kinds: kinds, now: now,
             change: { code, user in
-                try EmailActionPolicy.change(applying: code.kind, issuedFor: code.email, to: user, passwordHash: passwordHash, now: now)
+                try EmailActionPolicy.change(applying: code, to: user, passwordHash: passwordHash, now: now)
             },
             audit: { code in
                 AuditEntry(

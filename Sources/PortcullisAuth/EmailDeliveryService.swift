@@ -22,6 +22,9 @@ public struct EmailDeliveryService: Service {
         public var sendmailPath = "/usr/sbin/sendmail"
         /// `From:` of sendmail messages for tenants that set none.
         public var defaultFrom = "noreply@localhost"
+        /// The domains a tenant's `emailDelivery.from` may use with `SENDMAIL`
+        /// (`email.allowed_from_domains`); empty: only the default `From:`.
+        public var allowedFromDomains: [String] = []
         /// Attempts before a message is given up on.
         public var maxAttempts = 8
         /// The delay after the first failure; each further failure doubles it.

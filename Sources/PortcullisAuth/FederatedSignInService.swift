@@ -1,5 +1,6 @@
 import Foundation
 public import PortcullisCore
+import PortcullisCrypto
 public import PortcullisStore
 
 /// `accounts:signInWithIdp`: sign-in, sign-up and linking with a federated identity
@@ -74,7 +75,8 @@ public struct FederatedSignInService: Sendable {
             providerId: identity.providerId, federatedId: identity.federatedId, email: identity.email,
             displayName: identity.displayName, photoURL: identity.photoURL)
         if let idToken {
-            return try await linkExplicitly(link, identity: identity, provesEmail: provesEmail, idToken: idToken, tenantId: tenantId)
+            return try await linkExplicitly(
+                link, identity: identity, provesEmail: provesEmail, idToken: idToken, settings: settings, tenantId: tenantId)
         }
         // A concurrent first sign-in of the same identity (or a sign-up taking the email) can
         // win the race to create the account: the next round finds what it made.
@@ -167,10 +169,11 @@ public struct FederatedSignInService: Sendable {
             return Outcome(identity: identity, provesEmail: provesEmail, user: user, isNewUser: false, tokens: nil)
         case .linked(let user, let replaced):
             if replaced { revocation.forget(tenantId: tenantId, uid: user.uid) }
-            // After a takeover the new session starts after the revocation that ended the others.
+            // After a takeover the new session starts after the second of the revocation that
+            // ended the others.
             guard
                 let session = try await tokens.startSession(
-                    for: user, signInProvider: link.providerId, now: max(now, user.validSince),
+                    for: user, signInProvider: link.providerId, now: replaced ? user.validSince : clock.now(),
                     validSince: replaced ? user.validSince : nil)
             else { throw try await AccountService.missing(user, in: users, otherwise: AuthError(.tokenExpired)) }
             return Outcome(identity: identity, provesEmail: provesEmail, user: user, isNewUser: false, tokens: session)
@@ -179,12 +182,17 @@ public struct FederatedSignInService: Sendable {
 
     /// `signInWithIdp` with an `idToken`: links the identity to that token's account.
     ///
-    /// `FEDERATED_USER_ID_ALREADY_LINKED` when another account has the identity,
-    /// `EMAIL_EXISTS` when another account has its email.
+    /// Adding a way in needs a recent sign-in (`CREDENTIAL_TOO_OLD_LOGIN_AGAIN`), except
+    /// for a guest upgrading; `FEDERATED_USER_ID_ALREADY_LINKED` when another account has
+    /// the identity, `EMAIL_EXISTS` when another account has its email.
     private func linkExplicitly(
-        _ link: ProviderLink, identity: FederatedIdentity, provesEmail: Bool, idToken: String, tenantId: String?
+        _ link: ProviderLink, identity: FederatedIdentity, provesEmail: Bool, idToken: String, settings: TenantSettings,
+        tenantId: String?
     ) async throws -> Outcome {
-        let (user, _) = try await accounts.authenticate(idToken: idToken, tenantId: tenantId)
+        let (user, claims) = try await accounts.authenticate(idToken: idToken, tenantId: tenantId)
+        try SessionPolicy.requireRecentSignIn(
+            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
+            anonymous: SessionPolicy.isGuestSession(user, signInProvider: claims.signInProvider))
         if let (owner, _) = try await links.account(tenantId: tenantId, providerId: link.providerId, federatedId: link.federatedId),
             owner.uid != user.uid
         {

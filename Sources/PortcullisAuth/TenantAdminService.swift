@@ -1,23 +1,37 @@
 public import PortcullisCore
 public import PortcullisStore
 
-/// Tenant and project-config administration: validation, masks, and keeping
-/// this instance's cache in step with its own writes.
+/// Tenant and project-config administration: validation, masks, who may choose which
+/// email channel, and keeping this instance's cache in step with its own writes.
 public struct TenantAdminService: Sendable {
     let tenants: TenantRepository
     let projectConfig: ProjectConfigRepository
     let cache: TenantSettingsCache
+    let allowedFromDomains: [String]
 
     /// A service over the repositories and this instance's cache.
-    public init(tenants: TenantRepository, projectConfig: ProjectConfigRepository, cache: TenantSettingsCache) {
+    ///
+    /// - Parameters:
+    ///   - tenants: the tenants' storage.
+    ///   - projectConfig: the project config's storage.
+    ///   - cache: this instance's settings cache.
+    ///   - allowedFromDomains: the domains a `SENDMAIL` sender may use (`email.allowed_from_domains`).
+    public init(
+        tenants: TenantRepository, projectConfig: ProjectConfigRepository, cache: TenantSettingsCache,
+        allowedFromDomains: [String]
+    ) {
         self.tenants = tenants
         self.projectConfig = projectConfig
         self.cache = cache
+        self.allowedFromDomains = allowedFromDomains.map { $0.lowercased() }
     }
 
-    /// Creates a tenant from a request body (every switch off unless set).
+    /// Creates a tenant from a request body (every switch off unless set); only project keys create.
     public func create(body: JSONValue, actor: String) async throws -> Tenant {
-        let tenant = try await tenants.create(settings: TenantSettings(json: body), actor: actor)
+        let settings = try TenantSettings(json: body)
+        try EmailDeliveryPolicy.authorize(
+            settings.emailDelivery, replacing: nil, scope: .project, allowedFromDomains: allowedFromDomains)
+        let tenant = try await tenants.create(settings: settings, actor: actor)
         cache.store(tenant)
         return tenant
     }
@@ -50,8 +64,11 @@ public struct TenantAdminService: Sendable {
     }
 
     /// Applies a PATCH: the masked fields from `body`, or the whole resource when the mask is empty.
-    public func update(id: String, body: JSONValue, updateMask: String?, actor: String) async throws -> Tenant {
-        let change = try Self.settingsPatch(body: body, updateMask: updateMask)
+    ///
+    /// `scope` is the admin key's: a tenant key may not choose the `SENDMAIL` or `LOG`
+    /// channel (`EmailDeliveryPolicy`).
+    public func update(id: String, body: JSONValue, updateMask: String?, scope: AdminScope, actor: String) async throws -> Tenant {
+        let change = try settingsPatch(body: body, updateMask: updateMask, scope: scope)
         guard TenantID.isValid(id), let tenant = try await tenants.update(id: id, actor: actor, change: change) else {
             throw AuthError(.tenantNotFound)
         }
@@ -75,20 +92,27 @@ public struct TenantAdminService: Sendable {
     /// PATCHes the project config with the same mask rules as a tenant.
     public func updateProjectConfig(body: JSONValue, updateMask: String?, actor: String) async throws -> ProjectConfig {
         let config = try await projectConfig.update(
-            actor: actor, change: Self.settingsPatch(body: body, updateMask: updateMask))
+            actor: actor, change: settingsPatch(body: body, updateMask: updateMask, scope: .project))
         cache.store(config)
         return config
     }
 
-    /// The change a PATCH makes. The whole body is validated first, as Google's
-    /// front end does, so a wrong type outside the mask is still 400.
-    static func settingsPatch(
-        body: JSONValue, updateMask: String?
+    /// The change a PATCH by a key of `scope` makes. The whole body is validated first, as
+    /// Google's front end does, so a wrong type outside the mask is still 400; the email
+    /// channel is judged against the settings as stored when the change applies.
+    func settingsPatch(
+        body: JSONValue, updateMask: String?, scope: AdminScope
     ) throws -> @Sendable (TenantSettings) throws -> TenantSettings {
         let mask = try FieldMask(parsing: updateMask, allowed: TenantSettings.maskablePaths)
         let patch = body.camelCasedKeys()
         _ = try TenantSettings(json: patch)
-        return { current in try TenantSettings(json: mask.apply(patch, to: current.json)) }
+        let allowedFromDomains = allowedFromDomains
+        return { current in
+            let changed = try TenantSettings(json: mask.apply(patch, to: current.json))
+            try EmailDeliveryPolicy.authorize(
+                changed.emailDelivery, replacing: current.emailDelivery, scope: scope, allowedFromDomains: allowedFromDomains)
+            return changed
+        }
     }
 }
 

@@ -82,10 +82,16 @@ public struct TokenService: Sendable {
     /// instance's clock recorded a later sign-in, and signed again in that rare case (signing
     /// first measured a few milliseconds quicker for serial sign-ins, BENCHMARKS.md).
     ///
+    /// A session never starts inside the second a revocation covers: when the user's
+    /// watermark lies just ahead (`SessionPolicy.sessionStart(requested:validSince:)`), the
+    /// session waits for it on the clock, so its tokens outlive the revocation and their
+    /// `iat` is never in the future (verifiers such as firebase-admin refuse that).
+    ///
     /// - Parameters:
     ///   - user: the account signing in, as read before the sign-in was decided.
     ///   - signInProvider: the session's provider, kept for every ID token it mints.
-    ///   - now: the sign-in's time: the session's start and `auth_time` (see above).
+    ///   - now: the sign-in's time: the session's start and `auth_time` (see above); a
+    ///     revoking request passes the watermark it set, and waits for it.
     ///   - provenPassword: for a password sign-in, the email and hash it proved, which must
     ///     still be the user's.
     ///   - upgradedPasswordHash: a rehash of the proven password with the tenant's current
@@ -99,6 +105,8 @@ public struct TokenService: Sendable {
         for user: User, signInProvider: String, now: Timestamp, provenPassword: (email: String, hash: String)? = nil,
         upgradedPasswordHash: String? = nil, validSince: Timestamp? = nil, developerClaims: [String: JSONValue] = [:]
     ) async throws -> SessionTokens? {
+        let now = SessionPolicy.sessionStart(requested: now, validSince: user.validSince)
+        try await clock.sleep(until: now)
         let refresh = RefreshToken.startSession(tenantId: user.tenantId)
         var (idToken, lifetime) = try await mintIDToken(
             for: user, authTime: now.seconds, signInProvider: signInProvider, now: now.seconds, developerClaims: developerClaims)

@@ -4,7 +4,7 @@
 /// The decision turns on one question for each side: does it *prove* the address? The
 /// account does when its email is verified (a completed verification, or a trusted
 /// provider linked earlier); the incoming sign-in does when its provider is trusted for
-/// the address and does not deny it (``EmailTrust/isVerified(providerId:email:claim:tenantDomains:)``).
+/// the address and does not deny it (``EmailTrust/isVerified(providerId:email:claim:directory:tenantDomains:)``).
 ///
 /// | account proves it | sign-in proves it | outcome |
 /// |---|---|---|
@@ -67,7 +67,8 @@ public enum AccountLinking {
     /// A federated link proves the account's email only when the provider asserted *that*
     /// address and is trusted for it: a squatter who links their own Gmail identity to an
     /// account registered under the victim's address (or changes the account's email after
-    /// linking) must not make the account look proven.
+    /// linking) must not make the account look proven. A Microsoft link never does, since
+    /// its directory is not kept (``EmailTrust/isTrusted(providerId:email:directory:tenantDomains:)``).
     public static func existingProviders(
         of user: User, tenantDomains: [TenantSettings.TrustedEmailDomain]
     ) -> [ExistingProvider] {

@@ -42,22 +42,37 @@ public enum ActionLink {
 /// authorised domain, checked when the code is issued, so the gateway's page never
 /// redirects to a host the tenant did not allow (an attacker may request a reset
 /// email for someone else's account and choose its continue URL).
+///
+/// The URL is read as browsers read it (``BrowserURL``), not as RFC 3986 does: the page
+/// writes it into a `Location` header, and the host that matters is the one the browser
+/// goes to. `https://attacker.example\@localhost/` names `localhost` to `URLComponents`
+/// and `attacker.example` to a browser.
 public enum ContinueURLPolicy {
-    /// The URL, unchanged, when allowed; `INVALID_CONTINUE_URI` when it is not an absolute
-    /// http(s) URL, `UNAUTHORIZED_DOMAIN` when its host is not `localhost`, the public
-    /// URL's host, or one of `authorizedDomains` (or a subdomain of one).
+    /// The URL to store and later redirect to: the browser's normalised serialisation of
+    /// `url`, which is exactly what was checked (the input text itself is never returned).
+    ///
+    /// - Parameters:
+    ///   - url: the request's `continueUrl`.
+    ///   - authorizedDomains: the tenant's `authorizedDomains`, in Unicode or `xn--` form.
+    ///   - publicURL: the gateway's public URL, whose host is allowed too.
+    /// - Returns: `url` as a browser serialises it (`https://APP.example.com:443/a/../b` is
+    ///   `https://app.example.com/b`).
+    /// - Throws: `INVALID_CONTINUE_URI` when `url` is not an absolute http(s) URL that
+    ///   ``BrowserURL`` accepts (over 2048 bytes, another scheme, no host, an IPv6 host, …)
+    ///   or when it carries userinfo, even an empty `@`: `https://app.example.com@evil.test/`
+    ///   is a trap for the eye, and no continue URL needs credentials.
+    ///   `UNAUTHORIZED_DOMAIN` when its host is not `localhost`, the public URL's host or
+    ///   one of `authorizedDomains`, or a subdomain of one; names are compared in their
+    ///   ASCII (`xn--`) form, an IPv4 address only exactly.
     public static func validate(
         _ url: String, authorizedDomains: [String], publicURL: String
     ) throws(AuthError) -> String {
-        guard url.utf8.count <= 2048, let components = URLComponents(string: url),
-            let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
-            let host = components.host?.lowercased(), !host.isEmpty
-        else { throw AuthError(.invalidContinueUri) }
-        let allowed = allowedDomains(authorizedDomains: authorizedDomains, publicURL: publicURL)
-        guard allowed.contains(where: { host == $0 || host.hasSuffix("." + $0) }) else {
+        guard let parsed = BrowserURL(url), !parsed.hasUserinfo else { throw AuthError(.invalidContinueUri) }
+        let allowed = allowedDomains(authorizedDomains: authorizedDomains, publicURL: publicURL).compactMap { BrowserURL.Host($0) }
+        guard allowed.contains(where: { parsed.host.isOn($0) }) else {
             throw AuthError(.unauthorizedDomain, detail: "Domain not allowlisted by project")
         }
-        return url
+        return parsed.serialized
     }
 
     /// The hosts (with their subdomains) continue URLs may name: `localhost`, the public
@@ -69,6 +84,15 @@ public enum ContinueURLPolicy {
             domains.append(domain)
         }
         return domains
+    }
+}
+
+extension BrowserURL.Host {
+    /// Whether this host is `allowed` or, for domains, a subdomain of it (`a.app.example.com`
+    /// is on `app.example.com`; `evil-app.example.com` is not).
+    fileprivate func isOn(_ allowed: BrowserURL.Host) -> Bool {
+        guard case .domain(let name) = self, case .domain(let allowedName) = allowed else { return self == allowed }
+        return name == allowedName || name.hasSuffix("." + allowedName)
     }
 }
 

@@ -83,10 +83,17 @@ public struct ActionCode: Sendable, Equatable {
     public var continueURL: String?
     /// When it stops working.
     public var expiresAt: Timestamp
+    /// When it was issued: never before the user's revocation watermark at that moment, so
+    /// a revocation after it (a later watermark) kills it (``EmailActionPolicy``).
+    public var issuedAt: Timestamp
+    /// The account's email when the code was issued (the old address of an email change):
+    /// the code works only while it still is.
+    public var accountEmail: String?
 
     /// A code's record.
     public init(
-        tenantId: String?, uid: String, kind: EmailActionKind, email: String, continueURL: String?, expiresAt: Timestamp
+        tenantId: String?, uid: String, kind: EmailActionKind, email: String, continueURL: String?, expiresAt: Timestamp,
+        issuedAt: Timestamp, accountEmail: String?
     ) {
         self.tenantId = tenantId
         self.uid = uid
@@ -94,5 +101,7 @@ public struct ActionCode: Sendable, Equatable {
         self.email = email
         self.continueURL = continueURL
         self.expiresAt = expiresAt
+        self.issuedAt = issuedAt
+        self.accountEmail = accountEmail
     }
 }

@@ -57,8 +57,24 @@ public enum PasswordHashConfig: Sendable, Equatable {
     /// Identity Toolkit's limit on PBKDF2 rounds; 0 rounds is no PBKDF2 at all.
     public static let pbkdf2Rounds = 1...120_000
     /// The highest bcrypt cost (log2 of its rounds) an imported hash may carry, checked when
-    /// it is imported and again when it is verified: cost 15 is 2^15 Blowfish key setups.
-    public static let maximumBcryptCost = 15
+    /// it is imported and again when it is verified.
+    ///
+    /// No imported hash may cost more to verify than the largest scrypt a tenant may choose
+    /// (`ScryptParameters.maximumWork`): the hashing pool is shared, and a wrong guess at a
+    /// costlier hash would buy an attacker more of it than any tenant's own setting allows.
+    /// Measured here (BENCHMARKS.md): cost 13 takes 0.45–1.0 × that scrypt, cost 14 1.3–2 ×.
+    public static let maximumBcryptCost = 13
+    /// The most HMAC-SHA256 block computations one imported PBKDF2 hash may take to verify:
+    /// `rounds` × its digest's 32-byte blocks. 120,000 rounds (Identity Toolkit's limit)
+    /// for a 512-byte digest, which measured 0.65 × the largest scrypt a tenant may choose;
+    /// a 1,024-byte digest at 120,000 rounds (1.6 ×) is refused.
+    public static let maximumPBKDF2Blocks = 120_000 * 16
+
+    /// `rounds` × the 32-byte blocks of a `digestBytes` digest, when within
+    /// ``maximumPBKDF2Blocks``.
+    public static func pbkdf2CostIsBounded(rounds: Int, digestBytes: Int) -> Bool {
+        rounds * ((digestBytes + 31) / 32) <= maximumPBKDF2Blocks
+    }
     /// The shortest digest a stored hash may have when its length is free (PBKDF2, standard
     /// scrypt's `dkLen`, Firebase's signer key): verification compares as many bytes as
     /// are stored, so a 1-byte digest would match one password in 256.

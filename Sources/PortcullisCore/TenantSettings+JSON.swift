@@ -110,8 +110,10 @@ extension TenantSettings {
             "refreshTokenReuseGraceSeconds": .integer(Int64(refreshTokenReuseGraceSeconds)),
             "oobCodeLifetimeSeconds": .integer(Int64(oobCodeLifetimeSeconds)),
             "trustedEmailDomains": .array(
-                trustedEmailDomains.map {
-                    .object(["providerId": .string($0.providerId), "domain": .string($0.domain)])
+                trustedEmailDomains.map { pair in
+                    var members: [String: JSONValue] = ["providerId": .string(pair.providerId), "domain": .string(pair.domain)]
+                    if !pair.tenantIds.isEmpty { members["tenantIds"] = .array(pair.tenantIds.map(JSONValue.string)) }
+                    return .object(members)
                 }),
         ]
         if let displayName { members["displayName"] = .string(displayName) }
@@ -187,6 +189,29 @@ extension TenantSettings.TrustedEmailDomain {
         else {
             throw AuthError(.invalidArgument, detail: "\(reader.path).domain must be an email domain")
         }
-        self.init(providerId: providerId, domain: domain)
+        let directories = try reader.array("tenantIds") ?? []
+        let tenantIds = try directories.enumerated().map { (index, item) throws(AuthError) in
+            guard case .string(let id) = item, Self.isDirectoryId(id) else {
+                throw AuthError(.invalidArgument, detail: "\(reader.path).tenantIds[\(index)] must be an Entra directory id (a GUID)")
+            }
+            return id.lowercased()
+        }
+        // Any Entra directory can put any address in its tokens: Microsoft proves a domain only
+        // from the directories that own it, which the tenant must name.
+        if providerId == "microsoft.com", tenantIds.isEmpty {
+            throw AuthError(
+                .invalidArgument,
+                detail: "\(reader.path).tenantIds must list the Entra directories trusted for \(domain) (microsoft.com)")
+        }
+        if providerId != "microsoft.com", !tenantIds.isEmpty {
+            throw AuthError(.invalidArgument, detail: "\(reader.path).tenantIds applies to microsoft.com only")
+        }
+        self.init(providerId: providerId, domain: domain, tenantIds: tenantIds)
+    }
+
+    /// A GUID in its usual text form (8-4-4-4-12 hexadecimal digits), as Entra's `tid` is.
+    static func isDirectoryId(_ text: String) -> Bool {
+        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+        return groups.map(\.count) == [8, 4, 4, 4, 12] && groups.allSatisfy { $0.allSatisfy { $0.isASCII && $0.isHexDigit } }
     }
 }

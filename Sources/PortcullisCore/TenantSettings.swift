@@ -93,11 +93,16 @@ public struct TenantSettings: Sendable, Equatable {
         public var providerId: String
         /// A lowercase email domain, e.g. `example.com`.
         public var domain: String
+        /// For `microsoft.com` (where they are required): the Entra directories (`tid`,
+        /// lower case) whose tokens prove the domain's addresses; any other directory can
+        /// put any address in its tokens. Empty for other providers.
+        public var tenantIds: [String]
 
         /// Creates a pair.
-        public init(providerId: String, domain: String) {
+        public init(providerId: String, domain: String, tenantIds: [String] = []) {
             self.providerId = providerId
             self.domain = domain
+            self.tenantIds = tenantIds
         }
     }
 

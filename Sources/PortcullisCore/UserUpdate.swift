@@ -24,9 +24,9 @@ public struct UserUpdate: Sendable, Equatable {
 
     /// How an update moves `validSince`.
     public enum Revocation: Sendable, Equatable {
-        /// End every session started so far: the watermark becomes `now`, or later if a
-        /// session started at or after `now` (another instance's clock may run ahead), and
-        /// always moves forward, by a microsecond at least.
+        /// End every session started so far, and every token minted in the same second:
+        /// the watermark becomes the start of the next whole second
+        /// (``SessionPolicy/revocationWatermark(now:validSince:lastSignIn:)``).
         case now(Timestamp)
         /// An admin's explicit watermark (`validSince`), taken as given.
         case at(Timestamp)

@@ -73,12 +73,19 @@ public enum StoredPasswordHash: Sendable, Equatable {
             guard let text = String(validating: passwordHash, as: UTF8.self), Self.bcryptCost(text) != nil else {
                 throw AuthError(
                     .invalidPasswordHash,
-                    detail: "a BCRYPT hash is a $2a$, $2b$ or $2y$ string of cost 4 to \(PasswordHashConfig.maximumBcryptCost)")
+                    detail: "a BCRYPT hash is a $2a$, $2b$ or $2y$ string of cost 4 to \(PasswordHashConfig.maximumBcryptCost) "
+                        + "(a higher cost costs more to verify than the largest scrypt allowed)")
             }
             stored = .bcrypt(text)
         case .pbkdf2SHA256(let rounds):
             guard Self.freeLengthDigest.contains(passwordHash.count) else {
                 throw AuthError(.invalidPasswordHash, detail: "a PBKDF2_SHA256 hash is 16 to 1024 bytes")
+            }
+            guard PasswordHashConfig.pbkdf2CostIsBounded(rounds: rounds, digestBytes: passwordHash.count) else {
+                throw AuthError(
+                    .invalidPasswordHash,
+                    detail: "a PBKDF2_SHA256 hash of \(passwordHash.count) bytes at \(rounds) rounds costs more to verify than "
+                        + "the largest scrypt allowed (rounds * 32-byte blocks <= \(PasswordHashConfig.maximumPBKDF2Blocks))")
             }
             stored = .pbkdf2SHA256(rounds: rounds, salt: salt, hash: passwordHash)
         case .hmacSHA256(let key, let order):
@@ -144,7 +151,8 @@ public enum StoredPasswordHash: Sendable, Equatable {
             parsed = .standardScrypt(logN: logN, r: r, p: p, salt: bytes[0], hash: bytes[1])
         case ("pbkdf2-sha256", 2):
             guard let values = parameters, values.keys.sorted() == ["i"], let rounds = values["i"],
-                PasswordHashConfig.pbkdf2Rounds.contains(rounds), Self.freeLengthDigest.contains(bytes[1].count)
+                PasswordHashConfig.pbkdf2Rounds.contains(rounds), Self.freeLengthDigest.contains(bytes[1].count),
+                PasswordHashConfig.pbkdf2CostIsBounded(rounds: rounds, digestBytes: bytes[1].count)
             else { return nil }
             parsed = .pbkdf2SHA256(rounds: rounds, salt: bytes[0], hash: bytes[1])
         case ("hmac-sha256", 3):

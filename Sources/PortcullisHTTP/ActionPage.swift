@@ -7,20 +7,42 @@ import PortcullisCore
 /// usable with a keyboard and a screen reader (one `main`, a heading per page, labelled
 /// fields, errors announced with `role="alert"`).
 enum ActionPage {
-    /// The hidden fields the reset form posts back.
+    /// The hidden fields a form posts back: the link's, and the token bound to its code.
     struct FormState {
         var mode: String
         var oobCode: String
         var apiKey: String
         var tenantId: String?
         var languageCode: String?
+        var token: String
+
+        /// The hidden inputs carrying this state.
+        var hiddenInputs: String {
+            var inputs = [("mode", mode), ("oobCode", oobCode), ("apiKey", apiKey), ("token", token)]
+            if let tenantId { inputs.append(("tenantId", tenantId)) }
+            if let languageCode { inputs.append(("lang", languageCode)) }
+            return inputs.map { "<input type=\"hidden\" name=\"\($0)\" value=\"\(escape($1))\">" }.joined(separator: "\n")
+        }
     }
 
-    /// A page saying what happened, with a link onwards when there is somewhere to go.
+    /// A page saying what happened, with a link onwards when there is somewhere to go; a
+    /// failure's text is announced (`role="alert"`).
     static func message(title: String, text: String, continueURL: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        var content = "<p>\(escape(text))</p>"
+        var content = status == .ok ? "<p>\(escape(text))</p>" : "<p role=\"alert\">\(escape(text))</p>"
         if let continueURL { content += "<p><a href=\"\(escape(continueURL))\">Continue</a></p>" }
         return page(title: title, content: content, status: status)
+    }
+
+    /// What a verification or email change will do, and the one button that does it.
+    static func confirmForm(title: String, text: String, button: String, state: FormState) -> Response {
+        let content = """
+            <p>\(escape(text))</p>
+            <form method="post" action="\(ActionLink.path)">
+            \(state.hiddenInputs)
+            <button type="submit">\(escape(button))</button>
+            </form>
+            """
+        return page(title: title, content: content, status: .ok)
     }
 
     /// The new-password form of a reset.
@@ -29,11 +51,7 @@ enum ActionPage {
         if let error { content += "<p id=\"error\" class=\"error\" role=\"alert\">\(escape(error))</p>" }
         content += """
             <form method="post" action="\(ActionLink.path)">
-            <input type="hidden" name="mode" value="\(escape(state.mode))">
-            <input type="hidden" name="oobCode" value="\(escape(state.oobCode))">
-            <input type="hidden" name="apiKey" value="\(escape(state.apiKey))">
-            \(state.tenantId.map { "<input type=\"hidden\" name=\"tenantId\" value=\"\(escape($0))\">" } ?? "")
-            \(state.languageCode.map { "<input type=\"hidden\" name=\"lang\" value=\"\(escape($0))\">" } ?? "")
+            \(state.hiddenInputs)
             <label for="newPassword">New password</label>
             <input id="newPassword" name="newPassword" type="password" autocomplete="new-password" required\
             \(error == nil ? "" : " aria-describedby=\"error\" aria-invalid=\"true\"") autofocus>

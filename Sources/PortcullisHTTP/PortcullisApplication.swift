@@ -203,7 +203,9 @@ public struct PortcullisServer: Sendable {
         }
         HealthRoutes(database: database, migrator: migrator, metrics: metrics).register(on: router)
 
-        let tenantService = TenantAdminService(tenants: tenants, projectConfig: projectConfig, cache: cache)
+        let tenantService = TenantAdminService(
+            tenants: tenants, projectConfig: projectConfig, cache: cache,
+            allowedFromDomains: configuration.emailDelivery.allowedFromDomains)
         let adminKeyRepository = AdminKeyRepository(database: database, logger: logger)
         let adminKeys = AdminKeyService(keys: adminKeyRepository)
         let authenticator = AdminAuthenticator(
@@ -246,7 +248,9 @@ public struct PortcullisServer: Sendable {
         let endUser = router.group("v1").add(middleware: apiKeys)
         AccountRoutes(accounts: accounts, emailActions: emailActions).register(on: endUser)
         emailActionRoutes.register(on: endUser)
-        ActionPageRoutes(emailActions: emailActions, apiKeys: apiKeys).register(on: router)
+        ActionPageRoutes(
+            emailActions: emailActions, apiKeys: apiKeys, formTokens: ActionFormTokens(masterKey: configuration.masterKey)
+        ).register(on: router)
         FederatedSignInRoutes(service: federated).register(on: endUser)
         CustomTokenRoutes(customTokens: customTokens).register(on: endUser)
         TokenRoutes(tokens: tokens).register(on: endUser)

@@ -66,7 +66,7 @@ public struct OutboundHTTPClient: Sendable {
                 try await exchange(method: method, url: url, target: target, headers: headers, body: body)
             }
         } catch let failure as OutboundFailure {
-            logger.debug("outbound request failed", metadata: ["host": "\(target.host)", "reason": "\(failure)"])
+            logger.debug("outbound request failed", metadata: ["host": "\(target.host)", "reason": "\(failure.logDescription)"])
             throw failure
         } catch {
             // Only OutboundFailure escapes `exchange`; anything else is a cancelled caller.

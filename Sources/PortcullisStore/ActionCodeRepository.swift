@@ -24,7 +24,11 @@ public struct ActionCodeRepository: Sendable {
     /// Stores a code and, when given, the message that delivers it, in one transaction.
     ///
     /// The user row is held `FOR SHARE` meanwhile, so the flood count is per user in order
-    /// and a deletion waits (or came first: `USER_NOT_FOUND`, nothing written).
+    /// and a deletion waits (or came first: `USER_NOT_FOUND`, nothing written). The code is
+    /// bound to the user as the lock finds it: its issue time is `now` or, inside the second
+    /// a revocation covers, that revocation's watermark (so a revocation committed before
+    /// it spares it and any later one kills it), and its account email is the user's email.
+    /// The `issuedAt` and `accountEmail` of `code` are not read.
     /// - Parameters:
     ///   - code: what the code is for: tenant, user, kind, address, expiry.
     ///   - codeHash: SHA-256 of the code.
@@ -44,18 +48,20 @@ public struct ActionCodeRepository: Sendable {
                 """
                 SELECT (SELECT count(*) FROM action_codes c
                         WHERE c.tenant_id = u.tenant_id AND c.uid = u.uid AND c.kind = \(code.kind.rawValue)
-                          AND c.created_us > \(now.microseconds - Self.floodWindowMicroseconds))
+                          AND c.created_us > \(now.microseconds - Self.floodWindowMicroseconds)),
+                    greatest(u.valid_since_us, \(now.microseconds)), u.email
                 FROM users u WHERE u.tenant_id = \(tenant) AND u.uid = \(code.uid) FOR SHARE OF u
                 """, logger: logger)
-            var recent: Int64?
-            for try await count in rows.decode(Int64.self) { recent = count }
-            guard let recent else { throw AuthError(.userNotFound) }
-            guard recent < floodLimit else { throw floodError }
+            var found: (recent: Int64, issuedAt: Int64, accountEmail: String?)?
+            for try await row in rows.decode((Int64, Int64, String?).self) { found = row }
+            guard let found else { throw AuthError(.userNotFound) }
+            guard found.recent < floodLimit else { throw floodError }
             try await connection.query(
                 """
-                INSERT INTO action_codes (tenant_id, code_hash, uid, kind, email, continue_url, created_us, expires_us)
-                VALUES (\(tenant), \(ByteBuffer(bytes: codeHash)), \(code.uid), \(code.kind.rawValue), \(code.email), \(code.continueURL),
-                        \(now.microseconds), \(code.expiresAt.microseconds))
+                INSERT INTO action_codes (tenant_id, code_hash, uid, kind, email, account_email, continue_url, created_us,
+                    expires_us)
+                VALUES (\(tenant), \(ByteBuffer(bytes: codeHash)), \(code.uid), \(code.kind.rawValue), \(code.email),
+                        \(found.accountEmail), \(code.continueURL), \(found.issuedAt), \(code.expiresAt.microseconds))
                 """, logger: logger)
             if let message { try await EmailOutboxRepository.enqueue(message, on: connection, logger: logger) }
             try await AuditLogRepository.record(audit, on: connection, logger: logger)
@@ -68,7 +74,7 @@ public struct ActionCodeRepository: Sendable {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
-                SELECT uid, kind, email, continue_url, expires_us FROM action_codes
+                SELECT uid, kind, email, continue_url, expires_us, created_us, account_email FROM action_codes
                 WHERE tenant_id = \(tenantId ?? "") AND code_hash = \(ByteBuffer(bytes: codeHash)) AND used_us IS NULL
                 """, logger: logger)
             return try await Self.live(rows, tenantId: tenantId, now: now)
@@ -99,7 +105,7 @@ public struct ActionCodeRepository: Sendable {
                     UPDATE action_codes SET used_us = \(now.microseconds)
                     WHERE tenant_id = \(tenant) AND code_hash = \(ByteBuffer(bytes: codeHash)) AND used_us IS NULL
                       AND kind = ANY(\(kinds.map(\.rawValue)))
-                    RETURNING uid, kind, email, continue_url, expires_us
+                    RETURNING uid, kind, email, continue_url, expires_us, created_us, account_email
                     """, logger: logger)
                 let code = try await Self.live(rows, tenantId: tenantId, now: now)
                 // A code outliving its user (issued as the user was deleted) proves nothing.
@@ -140,11 +146,14 @@ public struct ActionCodeRepository: Sendable {
     /// The one code in `rows`, live at `now`.
     private static func live(_ rows: PostgresRowSequence, tenantId: String?, now: Timestamp) async throws -> ActionCode {
         var found: ActionCode?
-        for try await (uid, kind, email, continueURL, expires) in rows.decode((String, String, String, String?, Int64).self) {
+        for try await (uid, kind, email, continueURL, expires, created, accountEmail) in rows.decode(
+            (String, String, String, String?, Int64, Int64, String?).self)
+        {
             guard let kind = EmailActionKind(rawValue: kind) else { continue }
             found = ActionCode(
                 tenantId: tenantId, uid: uid, kind: kind, email: email, continueURL: continueURL,
-                expiresAt: Timestamp(microseconds: expires))
+                expiresAt: Timestamp(microseconds: expires), issuedAt: Timestamp(microseconds: created),
+                accountEmail: accountEmail)
         }
         guard let found else { throw AuthError(.invalidOobCode) }
         guard now < found.expiresAt else { throw AuthError(.expiredOobCode) }

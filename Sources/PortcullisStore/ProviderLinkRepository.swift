@@ -63,7 +63,7 @@ public struct ProviderLinkRepository: Sendable {
     ///
     /// A `AccountLinking.Decision.replace(unlinking:removePassword:)` removes the named
     /// providers (and the password), marks the email verified, overwrites the profile with
-    /// `profile`, and revokes every earlier session (`validSince` moves to `now` at least);
+    /// `profile`, and revokes every earlier session (to `SessionPolicy.revocationWatermark`);
     /// a `AccountLinking.Decision.link` marks the email verified when `provesEmail`.
     /// An error `decide` throws (a disabled account) aborts the change. `FEDERATED_USER_ID_ALREADY_LINKED`
     /// when the identity got linked elsewhere meanwhile.
@@ -112,7 +112,7 @@ public struct ProviderLinkRepository: Sendable {
                         display_name = CASE WHEN \(replacing) THEN \(profile.displayName) ELSE display_name END,
                         photo_url = CASE WHEN \(replacing) THEN \(profile.photoURL) ELSE photo_url END,
                         valid_since_us = CASE WHEN \(replacing)
-                            THEN greatest(valid_since_us + 1, \(now.microseconds), coalesce(last_login_us, 0) + 1)
+                            THEN (greatest(valid_since_us, \(now.microseconds), coalesce(last_login_us, 0)) / 1000000 + 1) * 1000000
                             ELSE valid_since_us END
                     WHERE tenant_id = \(tenant) AND uid = \(user.uid)
                     RETURNING \(unescaped: UserRepository.columns)

@@ -17,33 +17,39 @@ public struct TenantRepository: Sendable {
         self.logger = logger
     }
 
-    /// Creates a tenant with a generated id.
+    /// Creates a tenant with a generated id, never one a deleted tenant had.
     public func create(settings: TenantSettings, actor: String) async throws -> Tenant {
-        let json = settings.json.serialized()
         // A generated id collides with probability ~1/36^5 per existing slug twin; retry a few times.
         for _ in 0..<5 {
-            let id = TenantID.generate(displayName: settings.displayName)
-            let created: Tenant? = try await database.withTransaction { connection in
-                let rows = try await connection.query(
-                    """
-                    INSERT INTO tenants (tenant_id, settings) VALUES (\(id), \(json)::jsonb)
-                    ON CONFLICT (tenant_id) DO NOTHING
-                    RETURNING version, created_at
-                    """, logger: logger)
-                for try await (version, createdAt) in rows.decode((Int64, Date).self) {
-                    let tenant = Tenant(id: id, settings: settings, version: version, createTime: createdAt)
-                    try await AuditLogRepository.record(
-                        AuditEntry(
-                            tenantId: id, actor: actor, action: "tenant.create", target: "tenants/\(id)",
-                            after: settings.json), on: connection, logger: logger)
-                    try await InvalidationEvent.tenant(id: id, version: version).send(on: connection, logger: logger)
-                    return tenant
-                }
-                return nil
+            if let created = try await create(settings: settings, actor: actor, id: TenantID.generate(displayName: settings.displayName)) {
+                return created
             }
-            if let created { return created }
         }
         throw AuthError(.internalError, detail: "could not allocate a tenant id")
+    }
+
+    /// Creates a tenant with the id `id`; `nil` when a tenant has it, or had it and was deleted.
+    public func create(settings: TenantSettings, actor: String, id: String) async throws -> Tenant? {
+        let json = settings.json.serialized()
+        return try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                """
+                INSERT INTO tenants (tenant_id, settings)
+                SELECT \(id), \(json)::jsonb
+                WHERE NOT EXISTS (SELECT 1 FROM retired_tenant_ids WHERE tenant_id = \(id))
+                ON CONFLICT (tenant_id) DO NOTHING
+                RETURNING version, created_at
+                """, logger: logger)
+            for try await (version, createdAt) in rows.decode((Int64, Date).self) {
+                let tenant = Tenant(id: id, settings: settings, version: version, createTime: createdAt)
+                try await AuditLogRepository.record(
+                    AuditEntry(tenantId: id, actor: actor, action: "tenant.create", target: "tenants/\(id)", after: settings.json),
+                    on: connection, logger: logger)
+                try await InvalidationEvent.tenant(id: id, version: version).send(on: connection, logger: logger)
+                return tenant
+            }
+            return nil
+        }
     }
 
     /// The tenant, or `nil` when there is none with that id.
@@ -107,7 +113,8 @@ public struct TenantRepository: Sendable {
         }
     }
 
-    /// Deletes the tenant and everything it owns; `false` when it did not exist.
+    /// Deletes the tenant and everything it owns (its scoped admin keys, service accounts and
+    /// providers included) and retires its id, in one transaction; `false` when it did not exist.
     public func delete(id: String, actor: String) async throws -> Bool {
         try await database.withTransaction { connection in
             let rows = try await connection.query(
@@ -124,6 +131,8 @@ public struct TenantRepository: Sendable {
             try await connection.query("DELETE FROM signing_keys WHERE tenant_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM identity_providers WHERE tenant_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM service_accounts WHERE tenant_id = \(id)", logger: logger)
+            // Its scoped admin keys went with the tenant row (ON DELETE CASCADE); its id is never handed out again.
+            try await connection.query("INSERT INTO retired_tenant_ids (tenant_id) VALUES (\(id))", logger: logger)
             try await AuditLogRepository.record(
                 AuditEntry(
                     tenantId: id, actor: actor, action: "tenant.delete", target: "tenants/\(id)",

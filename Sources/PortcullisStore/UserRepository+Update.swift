@@ -83,10 +83,10 @@ extension UserRepository {
             case .at(let watermark)?: (2, watermark.microseconds)
             }
         // Every SET expression sees the row as it was before this statement: `email IS
-        // DISTINCT FROM` compares with the old email. A revocation to `now` moves the
-        // watermark forward (by 1 µs at least: each change's caller starts its session under
-        // its own) and past the user's latest session start, which the row lock orders
-        // before this statement (another instance's clock may run ahead).
+        // DISTINCT FROM` compares with the old email. A revocation to `now` is
+        // SessionPolicy.revocationWatermark: the second after the latest of now, the old
+        // watermark and the user's latest session start (which the row lock orders before
+        // this statement; another instance's clock may run ahead).
         let query: PostgresQuery = """
             UPDATE users SET
                 email = CASE WHEN \(update.email != nil) THEN \(update.email ?? nil) ELSE email END,
@@ -99,7 +99,7 @@ extension UserRepository {
                 custom_attributes = CASE WHEN \(claims != nil) THEN \(claims)::jsonb ELSE custom_attributes END,
                 password_hash = CASE WHEN \(update.passwordHash != nil) THEN \(update.passwordHash) ELSE password_hash END,
                 valid_since_us = CASE \(revocationMode)::int
-                    WHEN 1 THEN greatest(valid_since_us + 1, \(revocationValue), coalesce(last_login_us, 0) + 1)
+                    WHEN 1 THEN (greatest(valid_since_us, \(revocationValue), coalesce(last_login_us, 0)) / 1000000 + 1) * 1000000
                     WHEN 2 THEN \(revocationValue)
                     ELSE valid_since_us END
             WHERE tenant_id = \(tenant) AND uid = \(uid) \(unescaped: precondition.sql)

@@ -284,6 +284,7 @@ struct SettingsLoader {
         guard !email.defaultFrom.contains(where: \.isNewline) else {
             throw SettingsError(key: "email.from", reason: "must be one line")
         }
+        email.allowedFromDomains = list("email.allowed_from_domains").map { $0.lowercased() }
         email.maxAttempts = try int("email.max_attempts", default: 8, range: 1...100)
         email.retryBaseDelay = .milliseconds(try int("email.retry_base_milliseconds", default: 10_000, range: 1...3_600_000))
         return Settings(

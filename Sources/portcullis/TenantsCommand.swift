@@ -75,7 +75,7 @@ struct TenantsCommand: AsyncParsableCommand {
             let (body, mask) = try TenantsCommand.patch(from: settings)
             let tenant = try await withDatabase(config, logger: logger) { database in
                 try await TenantsCommand.service(database, config, logger).update(
-                    id: tenantId, body: body, updateMask: mask, actor: "cli")
+                    id: tenantId, body: body, updateMask: mask, scope: .project, actor: "cli")
             }
             print(tenant.settings.json.serialized())
         }
@@ -84,7 +84,9 @@ struct TenantsCommand: AsyncParsableCommand {
     static func service(_ database: Database, _ settings: Settings, _ logger: Logger) -> TenantAdminService {
         let tenants = TenantRepository(database: database, logger: logger)
         let project = ProjectConfigRepository(database: database, projectId: settings.projectId, logger: logger)
-        return TenantAdminService(tenants: tenants, projectConfig: project, cache: cache(database, settings, logger))
+        return TenantAdminService(
+            tenants: tenants, projectConfig: project, cache: cache(database, settings, logger),
+            allowedFromDomains: settings.emailDelivery.allowedFromDomains)
     }
 
     /// A settings cache for one command's run (nothing invalidates it: commands are short).

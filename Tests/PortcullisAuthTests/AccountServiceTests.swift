@@ -76,7 +76,7 @@ struct AccountServiceTests {
             let session = try await harness.signUp("carol@example.com", tenant: tenant)
             let switches = #"{"client":{"permissions":{"disabledUserSignup":true,"disabledUserDeletion":true}}}"#
             _ = try await harness.tenantAdmin.update(
-                id: tenant, body: json(switches), updateMask: "client.permissions", actor: "test")
+                id: tenant, body: json(switches), updateMask: "client.permissions", scope: .project, actor: "test")
             let signUp = await #expect(throws: AuthError.self) { try await harness.signUp("dave@example.com", tenant: tenant) }
             #expect(signUp?.code == .adminOnlyOperation)
             let deletion = await #expect(throws: AuthError.self) {

@@ -64,7 +64,8 @@ struct AuthHarness: Sendable {
             abuse: AbuseGuard(limits: abuse), clock: clock)
         adminAccounts = AdminAccountService(
             users: users, tenants: tenantCache, revocation: revocation, passwords: passwords, clock: clock)
-        tenantAdmin = TenantAdminService(tenants: tenants, projectConfig: projectConfig, cache: tenantCache)
+        tenantAdmin = TenantAdminService(
+            tenants: tenants, projectConfig: projectConfig, cache: tenantCache, allowedFromDomains: ["acme.example"])
         adminKeys = AdminKeyService(keys: adminKeyRepository)
     }
 

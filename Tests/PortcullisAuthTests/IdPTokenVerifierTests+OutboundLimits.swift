@@ -22,14 +22,15 @@ extension IdPTokenVerifierTests {
         }
     }
 
-    @Test("the network policy: loopback is refused unless allowed, and the refusal says why")
+    @Test("the network policy: loopback is refused unless allowed, and the refusal never names the address's kind")
     func networkPolicy() async throws {
         try await FakeIdentityProvider.run { idp in
             let refused = await Self.error {
                 try await Rig(allowed: []).verifier.verify(Self.credential(idp.idToken()), with: Self.provider(idp))
             }
-            Self.expectInvalid(refused, "oidc.fake's keys could not be fetched: 127.0.0.1 is not allowed")
-            Self.expectInvalid(refused, "loopback")
+            Self.expectInvalid(refused, "oidc.fake's keys could not be fetched: 127.0.0.1 is not an allowed destination")
+            // A tenant admin must not learn what the host resolved to (internal DNS).
+            #expect(refused?.detail?.contains("loopback") == false)
             #expect(idp.jwksFetches == 0)
             _ = try await Rig().verifier.verify(Self.credential(idp.idToken()), with: Self.provider(idp))
             #expect(idp.jwksFetches == 1)

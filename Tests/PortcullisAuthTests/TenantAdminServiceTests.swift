@@ -20,7 +20,7 @@ struct TenantAdminServiceTests {
             let body = try json(
                 #"{"displayName":"ignored","allowPasswordSignup":false,"enableAnonymousUser":false,"recentLoginWindowSeconds":60}"#)
             let updated = try await harness.tenantAdmin.update(
-                id: tenant, body: body, updateMask: "enableAnonymousUser,recent_login_window_seconds", actor: "test")
+                id: tenant, body: body, updateMask: "enableAnonymousUser,recent_login_window_seconds", scope: .project, actor: "test")
             #expect(updated.version == 2)
             for settings in [updated.settings, try await harness.tenantCache.settings(tenantId: tenant)] {
                 #expect(settings.displayName == "m" && settings.allowPasswordSignup && settings.idTokenLifetimeSeconds == 600)
@@ -33,7 +33,7 @@ struct TenantAdminServiceTests {
 
             // An empty mask replaces the whole resource: every field not in the body is back to its default.
             let replaced = try await harness.tenantAdmin.update(
-                id: tenant, body: try json(#"{"displayName":"whole"}"#), updateMask: nil, actor: "test")
+                id: tenant, body: try json(#"{"displayName":"whole"}"#), updateMask: nil, scope: .project, actor: "test")
             #expect(replaced.settings.displayName == "whole" && !replaced.settings.allowPasswordSignup)
             #expect(replaced.settings.idTokenLifetimeSeconds == 3600 && replaced.settings.recentLoginWindowSeconds == 300)
         }
@@ -51,12 +51,13 @@ struct TenantAdminServiceTests {
             ]
             for (body, mask) in refused {
                 let error = await #expect(throws: AuthError.self, "\(body) \(mask ?? "")") {
-                    try await harness.tenantAdmin.update(id: tenant, body: try json(body), updateMask: mask, actor: "test")
+                    try await harness.tenantAdmin.update(id: tenant, body: try json(body), updateMask: mask, scope: .project, actor: "test")
                 }
                 #expect(error?.code == .invalidArgument)
             }
             let missing = await #expect(throws: AuthError.self) {
-                try await harness.tenantAdmin.update(id: "no-such-tenant", body: try json("{}"), updateMask: nil, actor: "test")
+                try await harness.tenantAdmin.update(
+                    id: "no-such-tenant", body: try json("{}"), updateMask: nil, scope: .project, actor: "test")
             }
             #expect(missing?.code == .tenantNotFound)
             let stored = try await harness.tenantAdmin.get(id: tenant)

@@ -44,7 +44,7 @@ struct TenantRaceTests {
             let outcomes = try await race(Self.changes.count) { index in
                 let change = Self.changes[index]
                 return try await harness.tenantAdmin.update(
-                    id: tenant, body: try json(change.body), updateMask: change.mask, actor: "racer \(index)"
+                    id: tenant, body: try json(change.body), updateMask: change.mask, scope: .project, actor: "racer \(index)"
                 ).version
             }
             #expect(outcomes.codes().isEmpty)

@@ -6,39 +6,53 @@ import Testing
 struct EmailActionPolicyTests {
     static let now = Timestamp(seconds: 1_800_000_000)
 
-    static func user(email: String? = "ann@example.com", disabled: Bool = false) -> User {
-        User(tenantId: "t", uid: "u1", email: email, disabled: disabled, hasPassword: true, createdAt: Date())
+    static func user(
+        email: String? = "ann@example.com", disabled: Bool = false, validSince: Timestamp = Timestamp(seconds: 1_700_000_000)
+    ) -> User {
+        User(
+            tenantId: "t", uid: "u1", email: email, disabled: disabled, hasPassword: true, createdAt: Date(),
+            validSince: validSince)
+    }
+
+    static func code(
+        _ kind: EmailActionKind, for address: String = "ann@example.com", account: String? = "ann@example.com",
+        issuedAt: Timestamp = Timestamp(seconds: 1_799_999_000)
+    ) -> ActionCode {
+        ActionCode(
+            tenantId: "t", uid: "u1", kind: kind, email: address, continueURL: nil, expiresAt: now.adding(seconds: 3600),
+            issuedAt: issuedAt, accountEmail: account)
     }
 
     @Test("verification marks the email verified and revokes nothing; only for the address it was sent to")
     func verify() throws {
         let update = try EmailActionPolicy.change(
-            applying: .verifyEmail, issuedFor: "ann@example.com", to: Self.user(), passwordHash: nil, now: Self.now)
+            applying: Self.code(.verifyEmail), to: Self.user(), passwordHash: nil, now: Self.now)
         #expect(update == UserUpdate(emailVerified: true))
         #expect(throws: AuthError(.invalidOobCode)) {
             try EmailActionPolicy.change(
-                applying: .verifyEmail, issuedFor: "old@example.com", to: Self.user(), passwordHash: nil, now: Self.now)
+                applying: Self.code(.verifyEmail, for: "old@example.com", account: "old@example.com"), to: Self.user(),
+                passwordHash: nil, now: Self.now)
         }
     }
 
     @Test("a reset sets the hash, verifies the email and revokes every session; a changed address voids it")
     func reset() throws {
         let update = try EmailActionPolicy.change(
-            applying: .passwordReset, issuedFor: "ann@example.com", to: Self.user(), passwordHash: "$scrypt$…", now: Self.now)
+            applying: Self.code(.passwordReset), to: Self.user(), passwordHash: "$scrypt$…", now: Self.now)
         #expect(update.passwordHash == "$scrypt$…")
         #expect(update.emailVerified == true)
         #expect(update.revocation == .now(Self.now))
         #expect(throws: AuthError(.invalidOobCode)) {
             try EmailActionPolicy.change(
-                applying: .passwordReset, issuedFor: "ann@example.com", to: Self.user(email: "new@example.com"),
-                passwordHash: "h", now: Self.now)
+                applying: Self.code(.passwordReset), to: Self.user(email: "new@example.com"), passwordHash: "h", now: Self.now)
         }
     }
 
     @Test("an email change sets the new address, verified, and revokes every session")
     func change() throws {
         let update = try EmailActionPolicy.change(
-            applying: .verifyAndChangeEmail, issuedFor: "ann@new.example", to: Self.user(), passwordHash: nil, now: Self.now)
+            applying: Self.code(.verifyAndChangeEmail, for: "ann@new.example"), to: Self.user(), passwordHash: nil,
+            now: Self.now)
         #expect(update.email == .some("ann@new.example"))
         #expect(update.emailVerified == true)
         #expect(update.revocation == .now(Self.now))
@@ -48,7 +62,38 @@ struct EmailActionPolicyTests {
     func disabled(kind: EmailActionKind) {
         #expect(throws: AuthError(.userDisabled)) {
             try EmailActionPolicy.change(
-                applying: kind, issuedFor: "ann@example.com", to: Self.user(disabled: true), passwordHash: "h", now: Self.now)
+                applying: Self.code(kind), to: Self.user(disabled: true), passwordHash: "h", now: Self.now)
+        }
+    }
+
+    @Test(
+        "a revocation after a code was issued kills it, whatever its kind; one before it spares it",
+        arguments: EmailActionKind.allCases)
+    func revoked(kind: EmailActionKind) throws {
+        let issued = Timestamp(seconds: 1_799_999_000)
+        let code = Self.code(kind, for: kind == .verifyAndChangeEmail ? "ann@new.example" : "ann@example.com", issuedAt: issued)
+        #expect(throws: AuthError(.invalidOobCode)) {
+            try EmailActionPolicy.requireLive(code, for: Self.user(validSince: issued.adding(seconds: 1)))
+        }
+        #expect(throws: AuthError(.invalidOobCode)) {
+            try EmailActionPolicy.change(
+                applying: code, to: Self.user(validSince: Timestamp(microseconds: issued.microseconds + 1)),
+                passwordHash: "h", now: Self.now)
+        }
+        try EmailActionPolicy.requireLive(code, for: Self.user(validSince: issued))
+        try EmailActionPolicy.requireLive(code, for: Self.user(validSince: issued.adding(seconds: -1)))
+    }
+
+    @Test("an email change works only while the account keeps the email it had when the code was issued")
+    func changeNeedsTheOldAddress() throws {
+        let code = Self.code(.verifyAndChangeEmail, for: "squatter@evil.example", account: "victim@gmail.com")
+        try EmailActionPolicy.requireLive(code, for: Self.user(email: "victim@gmail.com"))
+        #expect(throws: AuthError(.invalidOobCode)) {
+            try EmailActionPolicy.requireLive(code, for: Self.user(email: "other@gmail.com"))
+        }
+        #expect(throws: AuthError(.invalidOobCode)) {
+            try EmailActionPolicy.requireLive(
+                Self.code(.verifyAndChangeEmail, for: "x@new.example", account: nil), for: Self.user())
         }
     }
 

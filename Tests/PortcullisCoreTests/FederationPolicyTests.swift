@@ -8,14 +8,18 @@ struct EmailTrustTests {
         let provider: String
         let email: String
         var claim: Bool? = nil
+        var tid: String? = nil
         let trusted: Bool
         let verified: Bool
-        var testDescription: String { "\(provider) \(email) claim=\(claim.map(String.init) ?? "–")" }
+        var testDescription: String { "\(provider) \(email) claim=\(claim.map(String.init) ?? "–") tid=\(tid ?? "–")" }
     }
+
+    static let corpDirectory = "6c1d3a55-0f3e-4d8e-9a3b-2f1c0e9d8b7a"
 
     static let tenantDomains = [
         TenantSettings.TrustedEmailDomain(providerId: "google.com", domain: "corp.example"),
         TenantSettings.TrustedEmailDomain(providerId: "oidc.corp", domain: "corp.example"),
+        TenantSettings.TrustedEmailDomain(providerId: "microsoft.com", domain: "corp.example", tenantIds: [corpDirectory]),
     ]
 
     @Test(
@@ -32,10 +36,26 @@ struct EmailTrustTests {
             Case(provider: "yahoo.com", email: "a@yahoo.com", trusted: true, verified: true),
             Case(provider: "yahoo.com", email: "a@yahoo.com", claim: false, trusted: true, verified: false),
             Case(provider: "yahoo.com", email: "a@gmail.com", claim: true, trusted: false, verified: false),
-            // Microsoft: Outlook and Hotmail only.
-            Case(provider: "microsoft.com", email: "a@outlook.com", trusted: true, verified: true),
-            Case(provider: "microsoft.com", email: "a@hotmail.com", claim: true, trusted: true, verified: true),
-            Case(provider: "microsoft.com", email: "a@contoso.com", claim: true, trusted: false, verified: false),
+            // Microsoft: Outlook and Hotmail only, from its consumer directory; a tenant's domain from its directories.
+            Case(
+                provider: "microsoft.com", email: "a@outlook.com", tid: EmailTrust.microsoftConsumerDirectory, trusted: true,
+                verified: true),
+            Case(
+                provider: "microsoft.com", email: "a@hotmail.com", claim: true, tid: EmailTrust.microsoftConsumerDirectory,
+                trusted: true, verified: true),
+            Case(provider: "microsoft.com", email: "a@outlook.com", claim: true, tid: corpDirectory, trusted: false, verified: false),
+            Case(provider: "microsoft.com", email: "a@outlook.com", claim: true, trusted: false, verified: false),
+            Case(
+                provider: "microsoft.com", email: "a@contoso.com", claim: true, tid: EmailTrust.microsoftConsumerDirectory,
+                trusted: false, verified: false),
+            Case(provider: "microsoft.com", email: "a@corp.example", claim: true, tid: corpDirectory, trusted: true, verified: true),
+            Case(
+                provider: "microsoft.com", email: "a@corp.example", claim: true, tid: corpDirectory.uppercased(), trusted: true,
+                verified: true),
+            Case(
+                provider: "microsoft.com", email: "a@corp.example", claim: true, tid: "0badc0de-0000-4000-8000-000000000000",
+                trusted: false, verified: false),
+            Case(provider: "microsoft.com", email: "a@corp.example", claim: true, trusted: false, verified: false),
             // Apple: always.
             Case(provider: "apple.com", email: "x@privaterelay.appleid.com", trusted: true, verified: true),
             Case(provider: "apple.com", email: "a@example.com", claim: true, trusted: true, verified: true),
@@ -57,11 +77,13 @@ struct EmailTrustTests {
             Case(provider: "google.com", email: "a@", trusted: false, verified: false),
         ])
     func trust(_ test: Case) {
-        #expect(EmailTrust.isTrusted(providerId: test.provider, email: test.email, tenantDomains: Self.tenantDomains) == test.trusted)
+        #expect(
+            EmailTrust.isTrusted(providerId: test.provider, email: test.email, directory: test.tid, tenantDomains: Self.tenantDomains)
+                == test.trusted)
         #expect(
             EmailTrust.isVerified(
-                providerId: test.provider, email: test.email, claim: test.claim, tenantDomains: Self.tenantDomains)
-                == test.verified)
+                providerId: test.provider, email: test.email, claim: test.claim, directory: test.tid,
+                tenantDomains: Self.tenantDomains) == test.verified)
     }
 
     @Test("Microsoft vouches for Outlook and Hotmail only from its consumer directory; access tokens prove nothing")
@@ -77,6 +99,26 @@ struct EmailTrustTests {
         #expect(!EmailTrust.provesEmail(identity("google.com", "a@gmail.com", accessToken: true)))
         #expect(EmailTrust.provesEmail(identity("google.com", "a@gmail.com")))
         #expect(!EmailTrust.provesEmail(FederatedIdentity(providerId: "apple.com", federatedId: "x")))
+    }
+
+    @Test("a tenant's microsoft.com pair must name its directories; tenantIds belong to microsoft.com only")
+    func microsoftPairsNeedDirectories() throws {
+        func settings(_ json: String) throws -> TenantSettings { try TenantSettings(json: JSONValue.parse(Array(json.utf8))) }
+        #expect(throws: AuthError.self) {
+            try settings(#"{"trustedEmailDomains":[{"providerId":"microsoft.com","domain":"corp.example"}]}"#)
+        }
+        #expect(throws: AuthError.self) {
+            try settings(#"{"trustedEmailDomains":[{"providerId":"microsoft.com","domain":"corp.example","tenantIds":["corp"]}]}"#)
+        }
+        #expect(throws: AuthError.self) {
+            try settings(
+                #"{"trustedEmailDomains":[{"providerId":"google.com","domain":"corp.example","tenantIds":["\#(Self.corpDirectory)"]}]}"#)
+        }
+        let parsed = try settings(
+            #"{"trustedEmailDomains":[{"providerId":"microsoft.com","domain":"Corp.Example","tenantIds":["\#(Self.corpDirectory.uppercased())"]}]}"#
+        )
+        #expect(parsed.trustedEmailDomains == [Self.tenantDomains[2]])
+        #expect(try TenantSettings(json: parsed.json) == parsed)
     }
 
     @Test("a tenant's pairs do not apply without it")

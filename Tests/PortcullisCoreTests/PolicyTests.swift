@@ -195,6 +195,37 @@ struct SessionRuleTests {
         #expect(Timestamp(microseconds: -1).seconds == -1 && Timestamp(microseconds: 1_999_999).seconds == 1)
     }
 
+    @Test("a gateway revocation covers its own second and moves past every session started so far")
+    func revocationWatermark() {
+        let now = Timestamp(microseconds: 100_400_000)  // 100.4 s
+        let watermark = SessionPolicy.revocationWatermark(now: now, validSince: Timestamp(seconds: 0), lastSignIn: now)
+        #expect(watermark == Timestamp(seconds: 101))
+        // A token minted earlier in the revocation's second dies with it.
+        #expect(SessionPolicy.isRevoked(authTime: 100, validSince: watermark))
+        #expect(!SessionPolicy.isRevoked(authTime: 101, validSince: watermark))
+        // On a second boundary the second itself is covered.
+        #expect(
+            SessionPolicy.revocationWatermark(now: Timestamp(seconds: 100), validSince: .init(seconds: 0), lastSignIn: nil)
+                == Timestamp(seconds: 101))
+        // A second revocation in the same second ends the first one's caller's session too.
+        #expect(
+            SessionPolicy.revocationWatermark(now: now, validSince: watermark, lastSignIn: watermark)
+                == Timestamp(seconds: 102))
+        // A session another instance's clock started ahead of ours is covered.
+        #expect(
+            SessionPolicy.revocationWatermark(
+                now: now, validSince: .init(seconds: 0), lastSignIn: Timestamp(microseconds: 103_200_000))
+                == Timestamp(seconds: 104))
+    }
+
+    @Test("a session asked to start inside a revocation's second starts when it is over; an admin's far watermark stands")
+    func sessionStart() {
+        let requested = Timestamp(microseconds: 100_400_000)
+        #expect(SessionPolicy.sessionStart(requested: requested, validSince: Timestamp(seconds: 101)) == Timestamp(seconds: 101))
+        #expect(SessionPolicy.sessionStart(requested: requested, validSince: Timestamp(seconds: 100)) == requested)
+        #expect(SessionPolicy.sessionStart(requested: requested, validSince: Timestamp(seconds: 3_600)) == requested)
+    }
+
     @Test(
         "what each change revokes",
         arguments: [

@@ -49,8 +49,28 @@ extension ImportedPasswordHashTests {
             }
             #expect(error.code == code, "\(label): \(error)")
         }
-        let bcrypt = "$2b$15$abcdefghijklmnopqrstuu5Ej8ukRT3v1xp6jB3iFvQhjsPlFjmNO"
+        let bcrypt = "$2b$13$abcdefghijklmnopqrstuu5Ej8ukRT3v1xp6jB3iFvQhjsPlFjmNO"
         #expect(try StoredPasswordHash.imported(config: .bcrypt, passwordHash: Array(bcrypt.utf8), salt: []) == bcrypt)
+    }
+
+    @Test("no imported hash costs more to verify than the largest scrypt a tenant may choose")
+    func costBounds() throws {
+        for cost in ["14", "15"] {
+            let bcrypt = "$2b$\(cost)$abcdefghijklmnopqrstuu5Ej8ukRT3v1xp6jB3iFvQhjsPlFjmNO"
+            #expect(throws: AuthError.self, "bcrypt cost \(cost)") {
+                try StoredPasswordHash.imported(config: .bcrypt, passwordHash: Array(bcrypt.utf8), salt: [])
+            }
+        }
+        // 120,000 rounds: a 512-byte digest is the most; a 1,024-byte one twice that.
+        let long = [UInt8](repeating: 7, count: 1024)
+        #expect(throws: AuthError.self) {
+            try StoredPasswordHash.imported(config: .pbkdf2SHA256(rounds: 120_000), passwordHash: long, salt: [1])
+        }
+        _ = try StoredPasswordHash.imported(
+            config: .pbkdf2SHA256(rounds: 120_000), passwordHash: Array(long.prefix(512)), salt: [1])
+        _ = try StoredPasswordHash.imported(config: .pbkdf2SHA256(rounds: 60_000), passwordHash: long, salt: [1])
+        let stored = "$pbkdf2-sha256$i=120000$\(Base64URL.encode([1]))$\(Base64URL.encode(long))"
+        #expect(StoredPasswordHash(parsing: stored) == nil)
     }
 
     @Test("stored texts out of an import's bounds, or malformed, never verify and never parse")
@@ -75,7 +95,7 @@ extension ImportedPasswordHashTests {
             "$hmac-sha256$o=xx$\(key)$\(salt)$\(digest)",
             "$hmac-sha256$o=ps$$\(salt)$\(digest)",  // no key
             "$hmac-sha256$o=ps$\(key)$\(salt)$\(Base64URL.encode([1, 2]))",
-            "$2b$16$abcdefghijklmnopqrstuu5Ej8ukRT3v1xp6jB3iFvQhjsPlFjmNO",  // bcrypt above cost 15
+            "$2b$14$abcdefghijklmnopqrstuu5Ej8ukRT3v1xp6jB3iFvQhjsPlFjmNO",  // bcrypt above cost 13
             "$2b$05$abcdefghijklmnopqrstuu5Ej8ukRT3v1xp6jB3iFvQhjsPlFjmN",
             "$2b$5$abcdefghijklmnopqrstuu5Ej8ukRT3v1xp6jB3iFvQhjsPlFjmNO",
             "$argon2id$v=19$m=65536,t=3,p=4$\(salt)$\(digest)",

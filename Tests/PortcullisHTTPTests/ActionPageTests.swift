@@ -41,26 +41,148 @@ struct ActionPageTests {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
     }
 
-    @Test("a verification link verifies when opened and follows the code's continue URL")
+    /// The hidden fields of the page's form, as a browser would post them.
+    static func hiddenFields(_ html: String) throws -> [String: String] {
+        let pattern = try Regex(#"<input type="hidden" name="([^"]+)" value="([^"]*)">"#)
+        var fields: [String: String] = [:]
+        for match in html.matches(of: pattern) {
+            guard let name = match.output[1].substring, let value = match.output[2].substring else { continue }
+            fields[String(name)] = String(value).replacingOccurrences(of: "&quot;", with: "\"")
+                .replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
+                .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+        }
+        return fields
+    }
+
+    static let formHeaders: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+
+    @Test("a verification link opened shows one button and applies nothing; its form verifies and follows the continue URL")
     func verify() async throws {
         try await TestGateway.run { gateway in
             let tenant = try await gateway.createTenant(#"{"allowPasswordSignup":true,"authorizedDomains":["app.example.com"]}"#)
             let session = try await gateway.signUp("page@example.com", tenant: tenant)
             let link = try await Self.adminLink(
                 gateway, tenant: tenant, type: "VERIFY_EMAIL", email: "page@example.com", continueURL: "https://app.example.com/welcome")
+            func verified() async throws -> JSONValue? {
+                let lookup = try await gateway.endUser("accounts:lookup", ["idToken": .string(session.idToken)], tenant: tenant)
+                guard case .array(let users)? = try lookup.json().value(at: ["users"]) else {
+                    throw TestSetupError("lookup failed: \(String(buffer: lookup.body))")
+                }
+                return users.first?.value(at: ["emailVerified"])
+            }
             // The link's own continueUrl is ignored: the one stored with the code decides.
             let tampered = try Self.pathAndQuery(link).replacingOccurrences(of: "app.example.com", with: "evil.example")
-            let opened = try await gateway.client.execute(uri: tampered, method: .get, headers: [:], body: nil)
-            #expect(opened.status == .seeOther)
-            #expect(opened.headers[.location] == "https://app.example.com/welcome")
-            let lookup = try await gateway.endUser("accounts:lookup", ["idToken": .string(session.idToken)], tenant: tenant)
-            guard case .array(let users)? = try lookup.json().value(at: ["users"]) else {
-                throw TestSetupError("lookup failed: \(String(buffer: lookup.body))")
+            // A mail scanner fetching the link, twice, changes nothing.
+            for _ in 0..<2 {
+                let opened = try await gateway.client.execute(uri: tampered, method: .get, headers: [:], body: nil)
+                #expect(opened.status == .ok)
+                #expect(String(buffer: opened.body).contains("page@example.com"))
+                #expect(String(buffer: opened.body).contains(#"<button type="submit">Verify my email</button>"#))
             }
-            #expect(users.first?.value(at: ["emailVerified"]) == true)
-            let again = try await gateway.client.execute(uri: tampered, method: .get, headers: [:], body: nil)
+            #expect(try await verified() == false)
+            let opened = try await gateway.client.execute(uri: tampered, method: .get, headers: [:], body: nil)
+            var fields = try Self.hiddenFields(String(buffer: opened.body))
+            // Without the page's token, or with another's, the form applies nothing.
+            let token = fields.removeValue(forKey: "token")
+            for forged in [nil, "AAAA", String((token ?? "").reversed())] {
+                var attempt = fields
+                attempt["token"] = forged
+                let refused = try await gateway.client.execute(
+                    uri: "/__/auth/action", method: .post, headers: Self.formHeaders, body: Self.form(attempt))
+                #expect(refused.status == .badRequest)
+            }
+            #expect(try await verified() == false)
+            fields["token"] = token
+            let applied = try await gateway.client.execute(
+                uri: "/__/auth/action", method: .post, headers: Self.formHeaders, body: Self.form(fields))
+            #expect(applied.status == .seeOther)
+            #expect(applied.headers[.location] == "https://app.example.com/welcome")
+            #expect(try await verified() == true)
+            let again = try await gateway.client.execute(
+                uri: "/__/auth/action", method: .post, headers: Self.formHeaders, body: Self.form(fields))
             #expect(again.status == .badRequest)
             #expect(String(buffer: again.body).contains("used already"))
+            #expect(String(buffer: again.body).contains(#"role="alert""#))
+        }
+    }
+
+    @Test(
+        "continue URLs are read as browsers read them: backslash, userinfo, encoded and IDNA forms; only the checked form is written back")
+    func continueURLForms() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(
+                #"{"allowPasswordSignup":true,"authorizedDomains":["app.example.com","xn--bcher-kva.example"]}"#)
+            _ = try await gateway.signUp("url@example.com", tenant: tenant)
+            let path = "/v1/projects/\(TestGateway.projectId)/tenants/\(tenant)/accounts:sendOobCode"
+            func issue(_ url: String) async throws -> TestResponse {
+                try await gateway.send(
+                    .post, path,
+                    json: JSONValue.object([
+                        "requestType": "VERIFY_EMAIL", "email": "url@example.com", "returnOobLink": true, "continueUrl": .string(url),
+                    ]).serialized())
+            }
+            for refused in [
+                #"https://attacker.example\@localhost/after"#, "https://attacker.example\\@app.example.com/",
+                "https://user:pw@app.example.com/", "https://app.example.com@attacker.example/", #"https:\\attacker.example/x"#,
+                "https://%61ttacker.example/", "https://app.example.com.attacker.example/", "javascript:alert(1)",
+            ] {
+                let answer = try await issue(refused)
+                #expect(answer.status == .badRequest, "\(refused): \(String(buffer: answer.body))")
+                #expect(["INVALID_CONTINUE_URI", "UNAUTHORIZED_DOMAIN"].contains { answer.errorMessage?.hasPrefix($0) == true })
+            }
+            for (given, stored) in [
+                ("https://APP.Example.COM/a/./b/../c?q=1#f", "https://app.example.com/a/c?q=1#f"),
+                ("https://%41pp.example.com/x", "https://app.example.com/x"),
+                ("https://bücher.example/y", "https://xn--bcher-kva.example/y"),
+                (" https://app.exa\tmple.com:443/z ", "https://app.example.com/z"),
+            ] {
+                let answer = try await issue(given)
+                #expect(answer.status == .ok, "\(given): \(String(buffer: answer.body))")
+                guard case .string(let link)? = try answer.json().value(at: ["oobLink"]) else { continue }
+                let continueURL = URLComponents(string: link)?.queryItems?.first { $0.name == "continueUrl" }?.value
+                #expect(continueURL == stored, "\(given)")
+                let opened = try await gateway.client.execute(uri: try Self.pathAndQuery(link), method: .get, headers: [:], body: nil)
+                let applied = try await gateway.client.execute(
+                    uri: "/__/auth/action", method: .post, headers: Self.formHeaders,
+                    body: Self.form(try Self.hiddenFields(String(buffer: opened.body))))
+                if given == "https://APP.Example.COM/a/./b/../c?q=1#f" {
+                    #expect(applied.status == .seeOther)
+                    #expect(applied.headers[.location] == stored)
+                }
+            }
+        }
+    }
+
+    @Test("no mode applies anything on GET: an email change and a reset opened stay unapplied")
+    func getAppliesNothing() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"allowPasswordSignup":true}"#)
+            _ = try await gateway.signUp("still@example.com", "old password", tenant: tenant)
+            let change = try await gateway.send(
+                .post, "/v1/projects/\(TestGateway.projectId)/tenants/\(tenant)/accounts:sendOobCode",
+                json:
+                    #"{"requestType":"VERIFY_AND_CHANGE_EMAIL","email":"still@example.com","newEmail":"moved@example.com","returnOobLink":true}"#
+            )
+            guard case .string(let changeLink)? = try change.json().value(at: ["oobLink"]) else {
+                throw TestSetupError("no link: \(String(buffer: change.body))")
+            }
+            let reset = try await Self.adminLink(gateway, tenant: tenant, type: "PASSWORD_RESET", email: "still@example.com")
+            for link in [changeLink, reset] {
+                for _ in 0..<2 {
+                    let opened = try await gateway.client.execute(uri: try Self.pathAndQuery(link), method: .get, headers: [:], body: nil)
+                    #expect(opened.status == .ok)
+                }
+            }
+            // The account keeps its address and its password.
+            _ = try await gateway.signIn("still@example.com", "old password", tenant: tenant)
+            let opened = try await gateway.client.execute(uri: try Self.pathAndQuery(changeLink), method: .get, headers: [:], body: nil)
+            #expect(String(buffer: opened.body).contains("moved@example.com"))
+            let applied = try await gateway.client.execute(
+                uri: "/__/auth/action", method: .post, headers: Self.formHeaders,
+                body: Self.form(try Self.hiddenFields(String(buffer: opened.body))))
+            #expect(applied.status == .ok)
+            #expect(String(buffer: applied.body).contains("Your email has changed"))
+            _ = try await gateway.signIn("moved@example.com", "old password", tenant: tenant)
         }
     }
 
@@ -81,10 +203,10 @@ struct ActionPageTests {
             #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
             #expect(page.headers[.cacheControl] == "no-store")
 
-            let query = try #require(URLComponents(string: link)?.queryItems)
-            var fields = Dictionary(uniqueKeysWithValues: query.compactMap { item in item.value.map { (item.name, $0) } })
+            var fields = try Self.hiddenFields(html)
+            #expect(fields["token"] != nil)
             fields["newPassword"] = "abc"
-            let headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            let headers = Self.formHeaders
             let weak = try await gateway.client.execute(uri: "/__/auth/action", method: .post, headers: headers, body: Self.form(fields))
             #expect(weak.status == .badRequest)
             #expect(String(buffer: weak.body).contains(#"role="alert""#))

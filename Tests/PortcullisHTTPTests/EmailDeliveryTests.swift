@@ -187,6 +187,7 @@ struct EmailDeliveryTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: script.path)
         try await TestGateway.run(configure: {
             $0.emailDelivery.sendmailPath = script.path
+            $0.emailDelivery.allowedFromDomains = ["acme.example"]
             $0.emailDelivery.pollInterval = .milliseconds(100)
         }) { gateway in
             let tenant = try await gateway.createTenant(

@@ -13,7 +13,7 @@ struct FederationFixture {
     let tenant: String
 
     /// Every provider the tests configure, all served by the fake IdP.
-    static let providers = ["google.com", "apple.com", "facebook.com", "github.com", "oidc.corp"]
+    static let providers = ["google.com", "apple.com", "microsoft.com", "facebook.com", "github.com", "oidc.corp"]
 
     static let loopback = [IPNetwork("127.0.0.0/8"), IPNetwork("::1/128")].compactMap { $0 }
 
@@ -21,10 +21,14 @@ struct FederationFixture {
     /// fake IdP configured as every provider of ``providers`` for a new tenant.
     static func run(
         allowLoopback: Bool = true, tenantSettings: String = #"{"displayName":"fed","allowPasswordSignup":true}"#,
+        configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (FederationFixture) async throws -> Void
     ) async throws {
         try await FakeIdentityProvider.run { idp in
-            try await TestGateway.run(configure: { $0.outboundAllowedNetworks = allowLoopback ? loopback : [] }) { gateway in
+            try await TestGateway.run(configure: {
+                $0.outboundAllowedNetworks = allowLoopback ? loopback : []
+                configure(&$0)
+            }) { gateway in
                 let tenant = try await gateway.createTenant(tenantSettings)
                 let fixture = FederationFixture(gateway: gateway, idp: idp, tenant: tenant)
                 for provider in providers { try await fixture.configure(provider) }
@@ -63,10 +67,13 @@ struct FederationFixture {
 
     /// Signs in with a token the fake IdP mints for `sub` and `email`; must succeed with tokens.
     func session(
-        _ providerId: String, sub: String, email: String?, emailVerified: Bool = true, name: String? = "Fed User"
+        _ providerId: String, sub: String, email: String?, emailVerified: Bool = true, name: String? = "Fed User",
+        extraClaims: [String: JSONValue] = [:]
     ) async throws -> (Session, JSONValue) {
         let response = try await signIn(
-            providerId, idToken: idp.idToken(sub: sub, email: email, emailVerified: .bool(emailVerified), name: name))
+            providerId,
+            idToken: idp.idToken(
+                sub: sub, email: email, emailVerified: .bool(emailVerified), name: name, extraClaims: extraClaims))
         guard response.status == .ok else { throw TestSetupError("signInWithIdp: \(String(buffer: response.body))") }
         let json = try response.json()
         return (try Session(json), json)

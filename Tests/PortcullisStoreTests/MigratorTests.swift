@@ -25,7 +25,8 @@ struct MigratorTests {
             #expect(
                 tables == [
                     "action_codes", "admin_keys", "audit_log", "email_outbox", "identity_providers", "project_config",
-                    "refresh_sessions", "schema_migrations", "service_accounts", "signing_keys", "tenants", "user_providers", "users",
+                    "refresh_sessions", "retired_tenant_ids", "schema_migrations", "service_accounts", "signing_keys", "tenants",
+                    "user_providers", "users",
                 ])
         }
     }

@@ -13,6 +13,11 @@ public final class ManualClock: WallClock {
 
     public func now() -> Timestamp { time.withLock { $0 } }
 
+    /// Time passes at once: the clock moves to `instant` unless it shows a later time.
+    public func sleep(until instant: Timestamp) async throws {
+        time.withLock { $0 = max($0, instant) }
+    }
+
     /// Moves the clock to `instant`.
     public func set(_ instant: Timestamp) { time.withLock { $0 = instant } }
 

@@ -1,17 +1,24 @@
 import Hummingbird
 import PortcullisAuth
 import PortcullisCore
+import PortcullisCrypto
 
 /// `GET`/`POST /__/auth/action`: the page action links open, so the flows work without any
-/// frontend of the tenant's. A verification or email change is applied when the link is
-/// opened (as Firebase's hosted page does); a reset asks for the new password in a form.
-/// On success the page follows the code's `continueUrl` (checked against the tenant's
-/// authorised domains when the code was issued; the link's own parameter is ignored).
+/// frontend of the tenant's.
+///
+/// Opening a link applies nothing, whatever its mode: mail scanners and link previews
+/// fetch links, and a prefetched verification would let a squatter's unproven address
+/// pass for verified. The `GET` shows what the link will do and one button (a reset asks
+/// for the new password); only that form's `POST`, carrying a token bound to the code
+/// (``ActionFormTokens``), applies it. No script is needed. On success the page follows
+/// the code's `continueUrl` (checked against the tenant's authorised domains and stored
+/// normalised when the code was issued; the link's own parameter is ignored).
 struct ActionPageRoutes {
     let emailActions: EmailActionService
     let apiKeys: APIKeyMiddleware
+    let formTokens: ActionFormTokens
 
-    /// The fields of a link, or of the reset form posted back.
+    /// The fields of a link, or of the form posted back.
     struct Parameters {
         let mode: String?
         let oobCode: String?
@@ -19,6 +26,7 @@ struct ActionPageRoutes {
         let tenantId: String?
         let lang: String?
         let newPassword: String?
+        let formToken: String?
 
         var tenant: String? { tenantId?.isEmpty == false ? tenantId : nil }
     }
@@ -27,7 +35,7 @@ struct ActionPageRoutes {
         router.get(RouterPath(ActionLink.path)) { request, _ in
             let parameters = Parameters(
                 mode: request.query("mode"), oobCode: request.query("oobCode"), apiKey: request.query("apiKey"),
-                tenantId: request.query("tenantId"), lang: request.query("lang"), newPassword: nil)
+                tenantId: request.query("tenantId"), lang: request.query("lang"), newPassword: nil, formToken: nil)
             return await open(parameters)
         }
         router.post(RouterPath(ActionLink.path)) { request, context in
@@ -36,23 +44,51 @@ struct ActionPageRoutes {
             return await submit(
                 Parameters(
                     mode: form["mode"], oobCode: form["oobCode"], apiKey: form["apiKey"], tenantId: form["tenantId"],
-                    lang: form["lang"], newPassword: form["newPassword"]))
+                    lang: form["lang"], newPassword: form["newPassword"], formToken: form["token"]))
         }
     }
 
-    /// A link opened: applies a verification, or shows the reset form.
+    /// A link opened: shows what it will do, with the form that does it. Nothing is applied.
     private func open(_ parameters: Parameters) async -> Response {
         guard let (kind, code, apiKey) = validated(parameters) else { return Self.invalidLink }
+        let state = ActionPage.FormState(
+            mode: kind.mode, oobCode: code, apiKey: apiKey, tenantId: parameters.tenant, languageCode: parameters.lang,
+            token: formTokens.token(code: code, tenantId: parameters.tenant))
+        do {
+            let (found, email) = try await emailActions.inspect(code: code, tenantId: parameters.tenant)
+            switch kind {
+            case .passwordReset:
+                return ActionPage.resetForm(email: email ?? found.email, state: state)
+            case .verifyEmail:
+                return ActionPage.confirmForm(
+                    title: "Verify your email", text: "Confirm that \(found.email) is your email address.",
+                    button: "Verify my email", state: state)
+            case .verifyAndChangeEmail:
+                return ActionPage.confirmForm(
+                    title: "Change your email",
+                    text: "Make \(found.email) the email of your account\(email.map { " (now \($0))" } ?? "").",
+                    button: "Change my email", state: state)
+            }
+        } catch {
+            return Self.failure(error)
+        }
+    }
+
+    /// The page's form posted: applies the code, or shows the reset form again with the reason.
+    private func submit(_ form: Parameters) async -> Response {
+        guard let (kind, code, apiKey) = validated(form),
+            formTokens.accepts(form.formToken, code: code, tenantId: form.tenant)
+        else { return Self.invalidLink }
         do {
             switch kind {
             case .passwordReset:
-                let (found, email) = try await emailActions.inspect(code: code, tenantId: parameters.tenant)
-                return ActionPage.resetForm(
-                    email: email ?? found.email,
-                    state: .init(
-                        mode: kind.mode, oobCode: code, apiKey: apiKey, tenantId: parameters.tenant, languageCode: parameters.lang))
+                let (applied, user) = try await emailActions.resetPassword(
+                    code: code, newPassword: form.newPassword ?? "", tenantId: form.tenant)
+                return Self.done(
+                    title: "Your password has changed", text: "You can now sign in to \(user.email ?? applied.email) with it.",
+                    continueURL: applied.continueURL)
             case .verifyEmail, .verifyAndChangeEmail:
-                let (applied, user) = try await emailActions.apply(code: code, tenantId: parameters.tenant)
+                let (applied, user) = try await emailActions.apply(code: code, tenantId: form.tenant)
                 return Self.done(
                     title: kind == .verifyEmail ? "Your email is verified" : "Your email has changed",
                     text: kind == .verifyEmail
@@ -60,25 +96,15 @@ struct ActionPageRoutes {
                         : "Your account now uses \(applied.email). Sign in with it from now on.",
                     continueURL: applied.continueURL)
             }
-        } catch {
-            return Self.failure(error)
-        }
-    }
-
-    /// The reset form posted: sets the password, or shows the form again with the reason.
-    private func submit(_ form: Parameters) async -> Response {
-        guard let (kind, code, apiKey) = validated(form), kind == .passwordReset else { return Self.invalidLink }
-        do {
-            let (applied, user) = try await emailActions.resetPassword(
-                code: code, newPassword: form.newPassword ?? "", tenantId: form.tenant)
-            return Self.done(
-                title: "Your password has changed", text: "You can now sign in to \(user.email ?? applied.email) with it.",
-                continueURL: applied.continueURL)
-        } catch let error as AuthError where [.weakPassword, .passwordDoesNotMeetRequirements].contains(error.code) {
+        } catch let error as AuthError
+            where kind == .passwordReset && [.weakPassword, .passwordDoesNotMeetRequirements].contains(error.code)
+        {
             let email = (try? await emailActions.inspect(code: code, tenantId: form.tenant))?.currentEmail ?? ""
             return ActionPage.resetForm(
                 email: email,
-                state: .init(mode: kind.mode, oobCode: code, apiKey: apiKey, tenantId: form.tenant, languageCode: form.lang),
+                state: .init(
+                    mode: kind.mode, oobCode: code, apiKey: apiKey, tenantId: form.tenant, languageCode: form.lang,
+                    token: formTokens.token(code: code, tenantId: form.tenant)),
                 error: "Choose a stronger password: \(error.detail ?? error.code.explanation)")
         } catch {
             return Self.failure(error)

@@ -33,7 +33,7 @@ struct TenantRoutes {
             let admin = try context.requireAdmin(for: .tenant(id))
             let tenant = try await service.update(
                 id: id, body: request.decode(as: JSONValue.self, context: context), updateMask: request.query("updateMask"),
-                actor: admin.actor)
+                scope: admin.scope, actor: admin.actor)
             return resource(tenant)
         }
         group.delete("tenants/{tenant}") { _, context in
