@@ -30,13 +30,15 @@ extension AccountService {
         }
     }
 
-    /// `accounts:update` with an ID token. Password and email changes return new tokens.
+    /// `accounts:update` with an ID token (`tenantId`: the one the body names, if any).
+    /// Password and email changes return new tokens.
     ///
     /// Only the fields the request names are written, in one statement: a concurrent
     /// change to another field (an admin disabling the user, another revocation) stands.
     public func update(
-        idToken: String?, tenantId: String?, changes: Changes
+        idToken: String?, tenantId named: String?, changes: Changes
     ) async throws -> (user: User, tokens: SessionTokens?) {
+        let tenantId = try requestTenant(named: named, idToken: idToken)
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         var (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
@@ -116,8 +118,10 @@ extension AccountService {
         return current.disabled ? AuthError(.userDisabled) : otherwise
     }
 
-    /// `accounts:delete` by the user: `ADMIN_ONLY_OPERATION` when self-deletion is off.
-    public func deleteSelf(idToken: String?, tenantId: String?) async throws {
+    /// `accounts:delete` by the user (`tenantId`: the one the body names, if any):
+    /// `ADMIN_ONLY_OPERATION` when self-deletion is off.
+    public func deleteSelf(idToken: String?, tenantId named: String?) async throws {
+        let tenantId = try requestTenant(named: named, idToken: idToken)
         let settings = try await tenants.settings(tenantId: tenantId)
         let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeSelfDeletion()

@@ -4,11 +4,13 @@ import PortcullisCrypto
 import PortcullisStore
 
 extension AccountService {
-    /// `accounts:signUp`: password, anonymous, or (with `idToken`) upgrading an anonymous user.
+    /// `accounts:signUp`: password, anonymous, or (with `idToken`) upgrading an anonymous user,
+    /// who belongs to the token's tenant when the body names none.
     public func signUp(
-        tenantId: String?, email: String?, password: String?, profile: Profile, idToken: String?,
+        tenantId named: String?, email: String?, password: String?, profile: Profile, idToken: String?,
         client: IPAddress?
     ) async throws -> SignedIn {
+        let tenantId = try requestTenant(named: named, idToken: idToken)
         let settings = try await tenants.settings(tenantId: tenantId)
         let profile = try profile.validated()
         if let idToken {

@@ -71,6 +71,12 @@ public struct AccountService: Sendable {
 
     // MARK: Signed-in operations
 
+    /// The tenant of an end-user request carrying `idToken`: the one the body names (`named`),
+    /// else the token's (`TenantResolution`); `TENANT_ID_MISMATCH` when they differ.
+    public func requestTenant(named: String?, idToken: String?) throws(AuthError) -> String? {
+        try TenantResolution.resolve(named: named, tokenTenant: tokens.unverifiedTenant(of: idToken))
+    }
+
     /// Verifies an ID token for an end-user endpoint: signature, tenant, revocation, user state.
     public func authenticate(idToken: String?, tenantId: String?) async throws -> (User, IDTokenClaims) {
         guard let idToken, !idToken.isEmpty else { throw AuthError(.missingIdToken) }
@@ -84,10 +90,18 @@ public struct AccountService: Sendable {
         return (user, claims)
     }
 
-    /// `accounts:lookup` with an ID token.
-    public func lookup(idToken: String?, tenantId: String?) async throws -> User {
+    /// The signed-in caller of an end-user request (`tenantId`: the one the body names, if
+    /// any): its tenant takes end-user requests (`PROJECT_DISABLED` otherwise), and the token
+    /// verifies and is live (``authenticate(idToken:tenantId:)``).
+    public func signedInCaller(idToken: String?, tenantId named: String?) async throws -> (User, IDTokenClaims) {
+        let tenantId = try requestTenant(named: named, idToken: idToken)
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        return try await authenticate(idToken: idToken, tenantId: tenantId).0
+        return try await authenticate(idToken: idToken, tenantId: tenantId)
+    }
+
+    /// `accounts:lookup` with an ID token; `tenantId` is the one the body names, if any.
+    public func lookup(idToken: String?, tenantId named: String?) async throws -> User {
+        try await signedInCaller(idToken: idToken, tenantId: named).0
     }
 }

@@ -97,7 +97,9 @@ public struct EmailActionService: Sendable {
     /// `accounts:sendOobCode` from an end user: sends the message and returns the email to
     /// echo. With email privacy on, a reset for an unknown or disabled account answers the
     /// same as for a real one and sends nothing.
-    public func send(_ request: SendRequest, tenantId: String?, client: IPAddress?) async throws -> String {
+    public func send(_ request: SendRequest, tenantId named: String?, client: IPAddress?) async throws -> String {
+        // A verification or email change carries the user's ID token: its tenant, when the body names none.
+        let tenantId = try accounts.requestTenant(named: named, idToken: request.kind == .passwordReset ? nil : request.idToken)
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         // Every request counts, whatever the address: an unknown one would otherwise be a free probe.

@@ -70,7 +70,7 @@ public struct SendmailEmailChannel: EmailChannel {
 
     public func deliver(_ message: EmailMessage, delivery: EmailDelivery) async throws {
         let text = message.rfc5322(
-            from: delivery.from ?? defaultFrom, template: delivery.template(for: message.kind), date: Date(),
+            from: delivery.from ?? defaultFrom, template: delivery.template(for: message.kind, locale: message.locale), date: Date(),
             messageDomain: messageDomain)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)

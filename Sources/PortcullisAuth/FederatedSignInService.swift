@@ -59,8 +59,10 @@ public struct FederatedSignInService: Sendable {
     /// sign-in that creates an account counts against `client`'s sign-up limit, as a
     /// password sign-up does.
     public func signIn(
-        tenantId: String?, credential: FederatedCredential, idToken: String?, client: IPAddress?
+        tenantId named: String?, credential: FederatedCredential, idToken: String?, client: IPAddress?
     ) async throws -> Outcome {
+        // Linking belongs to the token's tenant when the body names none.
+        let tenantId = try accounts.requestTenant(named: named, idToken: idToken)
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         guard IdentityProvider.builtIn.contains(credential.providerId) || IdentityProvider.isOIDC(credential.providerId) else {

@@ -152,6 +152,20 @@ public struct TokenService: Sendable {
         return (SessionTokens(idToken: idToken, refreshToken: successor.string, expiresIn: lifetime), user)
     }
 
+    /// The tenant an ID token names, before anything about it is checked: `.some(nil)` for a
+    /// project user's token, `nil` when there is no token or it cannot be read. Only for
+    /// choosing which tenant judges a request (`TenantResolution`); ``verifyIDToken(_:)`` then
+    /// verifies it with that tenant's keys.
+    public func unverifiedTenant(of idToken: String?) -> String?? {
+        guard let idToken, let jws = try? CompactJWS(idToken), case .object(let firebase)? = jws.payload.value(at: ["firebase"])
+        else { return nil }
+        switch firebase["tenant"] {
+        case nil: return .some(nil)
+        case .string(let tenant)?: return .some(tenant)
+        default: return nil
+        }
+    }
+
     /// Verifies an ID token's signature (with its tenant's keys), issuer, audience and expiry.
     ///
     /// `INVALID_ID_TOKEN` for anything forged or malformed, `TOKEN_EXPIRED` once `exp` passed.

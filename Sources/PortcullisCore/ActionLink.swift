@@ -17,24 +17,7 @@ public enum ActionLink {
         if let languageCode { items.append(("lang", languageCode)) }
         if let tenantId { items.append(("tenantId", tenantId)) }
         let base = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
-        return base + path + "?" + items.map { "\($0)=\(percentEncoded($1))" }.joined(separator: "&")
-    }
-
-    /// Query-component encoding that leaves only RFC 3986's unreserved characters bare, so
-    /// `+`, `&` and `=` inside a continue URL survive every decoder.
-    static func percentEncoded(_ text: String) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return encoded
+        return base + path + "?" + URLEncodedForm.encode(items)
     }
 }
 
@@ -93,11 +76,5 @@ extension BrowserURL.Host {
     fileprivate func isOn(_ allowed: BrowserURL.Host) -> Bool {
         guard case .domain(let name) = self, case .domain(let allowedName) = allowed else { return self == allowed }
         return name == allowedName || name.hasSuffix("." + allowedName)
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -28,6 +28,9 @@ public struct EmailDelivery: Sendable, Equatable {
     /// The tenant's own subjects and bodies, by kind (keyed by the link's mode in JSON:
     /// `verifyEmail`, `resetPassword`, `verifyAndChangeEmail`); the built-in ones otherwise.
     public var templates: [EmailActionKind: EmailTemplate] = [:]
+    /// The tenant's templates in other languages, by lower-case language tag (`fr`, `pt-br`),
+    /// chosen by the request's `X-Firebase-Locale` (`localizedTemplates` in JSON).
+    public var localizedTemplates: [String: [EmailActionKind: EmailTemplate]] = [:]
 
     /// A delivery over `channel`.
     public init(channel: Channel, webhookURI: String? = nil, from: String? = nil) {
@@ -36,9 +39,22 @@ public struct EmailDelivery: Sendable, Equatable {
         self.from = from
     }
 
-    /// The template a message of `kind` is rendered from.
-    public func template(for kind: EmailActionKind) -> EmailTemplate {
-        templates[kind] ?? kind.defaultTemplate
+    /// The template a message of `kind` asked for in `locale` is rendered from: the tenant's
+    /// template in that language (the exact tag, then its language alone: `pt-BR`, then `pt`),
+    /// else its default one, else the built-in one.
+    public func template(for kind: EmailActionKind, locale: String? = nil) -> EmailTemplate {
+        for tag in Self.languageTags(locale) {
+            if let localized = localizedTemplates[tag]?[kind] { return localized }
+        }
+        return templates[kind] ?? kind.defaultTemplate
+    }
+
+    /// The tags a locale is looked up by, most specific first: `pt_BR` → `pt-br`, `pt`.
+    static func languageTags(_ locale: String?) -> [String] {
+        guard let locale, !locale.isEmpty else { return [] }
+        let tag = locale.lowercased().replacingOccurrences(of: "_", with: "-")
+        guard let dash = tag.firstIndex(of: "-") else { return [tag] }
+        return [tag, String(tag[..<dash])]
     }
 }
 
@@ -99,19 +115,44 @@ extension EmailDelivery {
             self.from = from
         }
         if let templates = try reader.object("templates") {
-            for kind in EmailActionKind.allCases {
-                // Keyed by the link's mode (`resetPassword`): request keys are camel-cased on the way in.
-                guard let template = try templates.object(kind.mode) else { continue }
-                let subject = try template.string("subject") ?? kind.defaultTemplate.subject
-                let body = try template.string("body") ?? kind.defaultTemplate.body
-                guard subject.utf8.count <= 998, !subject.contains(where: \.isNewline), body.utf8.count <= 65_536 else {
-                    throw AuthError(
-                        .invalidArgument,
-                        detail: "emailDelivery.templates.\(kind.mode) needs a one-line subject and a body under 64 KiB")
-                }
-                self.templates[kind] = EmailTemplate(subject: subject, body: body)
+            self.templates = try Self.templates(templates, path: "emailDelivery.templates")
+        }
+        if let languages = try reader.object("localizedTemplates") {
+            guard languages.members.count <= 100 else {
+                throw AuthError(.invalidArgument, detail: "emailDelivery.localizedTemplates takes at most 100 languages")
+            }
+            for (tag, set) in languages.members {
+                let path = "emailDelivery.localizedTemplates.\(tag)"
+                guard (1...35).contains(tag.utf8.count), tag.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+                else { throw AuthError(.invalidArgument, detail: "\(path): a language tag such as fr or pt-BR") }
+                localizedTemplates[tag.lowercased()] = try Self.templates(JSONValue.Reader(set, path: path), path: path)
             }
         }
+    }
+
+    /// One set of templates, keyed by the link's mode (`resetPassword`: request keys are
+    /// camel-cased on the way in).
+    private static func templates(_ reader: JSONValue.Reader, path: String) throws(AuthError) -> [EmailActionKind: EmailTemplate] {
+        var templates: [EmailActionKind: EmailTemplate] = [:]
+        for kind in EmailActionKind.allCases {
+            guard let template = try reader.object(kind.mode) else { continue }
+            let subject = try template.string("subject") ?? kind.defaultTemplate.subject
+            let body = try template.string("body") ?? kind.defaultTemplate.body
+            guard subject.utf8.count <= 998, !subject.contains(where: \.isNewline), body.utf8.count <= 65_536 else {
+                throw AuthError(.invalidArgument, detail: "\(path).\(kind.mode) needs a one-line subject and a body under 64 KiB")
+            }
+            templates[kind] = EmailTemplate(subject: subject, body: body)
+        }
+        return templates
+    }
+
+    /// One set of templates as JSON, keyed by the link's mode.
+    private static func json(_ templates: [EmailActionKind: EmailTemplate]) -> JSONValue {
+        .object(
+            Dictionary(
+                uniqueKeysWithValues: templates.map {
+                    ($0.key.mode, JSONValue.object(["subject": .string($0.value.subject), "body": .string($0.value.body)]))
+                }))
     }
 
     /// The settings as JSON.
@@ -121,13 +162,8 @@ extension EmailDelivery {
         ]
         if let webhookURI { members["webhookUri"] = .string(webhookURI) }
         if let from { members["from"] = .string(from) }
-        if !templates.isEmpty {
-            members["templates"] = .object(
-                Dictionary(
-                    uniqueKeysWithValues: templates.map {
-                        ($0.key.mode, JSONValue.object(["subject": .string($0.value.subject), "body": .string($0.value.body)]))
-                    }))
-        }
+        if !templates.isEmpty { members["templates"] = Self.json(templates) }
+        if !localizedTemplates.isEmpty { members["localizedTemplates"] = .object(localizedTemplates.mapValues(Self.json)) }
         return .object(members)
     }
 }

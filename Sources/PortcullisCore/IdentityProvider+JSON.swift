@@ -1,10 +1,10 @@
 // Provider configurations as Identity Platform's JSON: parsed leniently, written back in its
-// field names, with Portcullis's additions (`clientIds`, `jwksUri`, `userInfoUri`).
+// field names, with Portcullis's additions (`clientIds`, `jwksUri`, `userInfoUri`, `revocationUri`).
 
 extension IdentityProvider {
     /// Every field path an `updateMask` may name.
     public static let maskablePaths: Set<String> = [
-        "displayName", "enabled", "clientId", "clientSecret", "clientIds", "issuer", "jwksUri", "userInfoUri",
+        "displayName", "enabled", "clientId", "clientSecret", "clientIds", "issuer", "jwksUri", "userInfoUri", "revocationUri",
         // Accepted for Admin SDK compatibility; only ID tokens and access tokens are exchanged.
         "responseType", "responseType.idToken", "responseType.code",
     ]
@@ -31,7 +31,8 @@ extension IdentityProvider {
         self.init(
             providerId: providerId, displayName: try body.string("displayName"), enabled: try body.bool("enabled") ?? false,
             clientId: clientId, clientIds: clientIds, issuer: try Self.url(body, "issuer"), jwksURI: try Self.url(body, "jwksUri"),
-            userInfoURI: try Self.url(body, "userInfoUri"), clientSecret: try body.string("clientSecret"))
+            userInfoURI: try Self.url(body, "userInfoUri"), clientSecret: try body.string("clientSecret"),
+            revocationURI: try Self.url(body, "revocationUri"))
         if let displayName, displayName.count > 256 {
             throw AuthError(.invalidArgument, detail: "displayName must be at most 256 characters")
         }
@@ -66,6 +67,7 @@ extension IdentityProvider {
         if let issuer { members["issuer"] = .string(issuer) }
         if let jwksURI { members["jwksUri"] = .string(jwksURI) }
         if let userInfoURI { members["userInfoUri"] = .string(userInfoURI) }
+        if let revocationURI { members["revocationUri"] = .string(revocationURI) }
         if let clientSecret { members["clientSecret"] = .string(clientSecret) }
         if Self.isOIDC(providerId) { members["responseType"] = .object(["idToken": .bool(true), "code": .bool(false)]) }
         return .object(members)

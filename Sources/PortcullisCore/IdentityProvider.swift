@@ -21,13 +21,18 @@ public struct IdentityProvider: Sendable, Equatable {
     public var jwksURI: String?
     /// The user-info endpoint that resolves access tokens; `nil`: the built-in default.
     public var userInfoURI: String?
-    /// The OAuth client secret: stored, never returned.
+    /// The OAuth client secret: stored, never returned. For `apple.com`, the Sign in with
+    /// Apple client secret (a JWT the developer signs), which revoking a user's token needs.
     public var clientSecret: String?
+    /// Where the provider revokes a user's token (`accounts:revokeToken`); `nil`: the
+    /// built-in default (Apple's).
+    public var revocationURI: String?
 
     /// A provider configuration.
     public init(
         providerId: String, displayName: String? = nil, enabled: Bool = true, clientId: String, clientIds: [String] = [],
-        issuer: String? = nil, jwksURI: String? = nil, userInfoURI: String? = nil, clientSecret: String? = nil
+        issuer: String? = nil, jwksURI: String? = nil, userInfoURI: String? = nil, clientSecret: String? = nil,
+        revocationURI: String? = nil
     ) {
         self.providerId = providerId
         self.displayName = displayName
@@ -38,6 +43,7 @@ public struct IdentityProvider: Sendable, Equatable {
         self.jwksURI = jwksURI
         self.userInfoURI = userInfoURI
         self.clientSecret = clientSecret
+        self.revocationURI = revocationURI
     }
 
     /// The built-in federated providers (`defaultSupportedIdpConfigs`).
@@ -73,6 +79,8 @@ public struct IdentityProvider: Sendable, Equatable {
         public var jwksURI: String?
         /// Its user-info endpoint for access tokens.
         public var userInfoURI: String?
+        /// Its token revocation endpoint (RFC 7009), where it has one a client may call.
+        public var revocationURI: String?
     }
 
     /// The real provider's published endpoints.
@@ -83,7 +91,9 @@ public struct IdentityProvider: Sendable, Equatable {
                 issuer: "https://accounts.google.com", jwksURI: "https://www.googleapis.com/oauth2/v3/certs",
                 userInfoURI: "https://openidconnect.googleapis.com/v1/userinfo")
         case "apple.com":
-            Defaults(issuer: "https://appleid.apple.com", jwksURI: "https://appleid.apple.com/auth/keys")
+            Defaults(
+                issuer: "https://appleid.apple.com", jwksURI: "https://appleid.apple.com/auth/keys",
+                revocationURI: "https://appleid.apple.com/auth/revoke")
         case "microsoft.com":
             Defaults(
                 jwksURI: "https://login.microsoftonline.com/common/discovery/v2.0/keys",
@@ -111,4 +121,6 @@ public struct IdentityProvider: Sendable, Equatable {
     public var effectiveJWKSURI: String? { jwksURI ?? Self.defaults(for: providerId)?.jwksURI }
     /// The user-info endpoint for access tokens.
     public var effectiveUserInfoURI: String? { userInfoURI ?? Self.defaults(for: providerId)?.userInfoURI }
+    /// The revocation endpoint for a user's tokens.
+    public var effectiveRevocationURI: String? { revocationURI ?? Self.defaults(for: providerId)?.revocationURI }
 }

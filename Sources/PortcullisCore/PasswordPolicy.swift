@@ -1,5 +1,9 @@
 /// The password rules of a tenant's `passwordPolicyConfig` (Identity Platform's shape).
 extension TenantSettings.PasswordPolicy {
+    /// The characters that count as non-alphanumeric, as Identity Platform lists them (and
+    /// `GET /v2/passwordPolicy` publishes them, so the JS SDK's `validatePassword` counts the same).
+    public static let allowedNonAlphanumericCharacters: [Character] = Array(#"^$*.[]{}()?"!@#%&/\,><':;|_~`=+-"#)
+
     /// `WEAK_PASSWORD : Password should be at least N characters` below the minimum
     /// (6 unless an enforced policy says more); with `ENFORCE`, any other unmet
     /// requirement is `PASSWORD_DOES_NOT_MEET_REQUIREMENTS`.
@@ -18,7 +22,7 @@ extension TenantSettings.PasswordPolicy {
             missing.append("Password must contain an upper case character")
         }
         if containsNumericCharacter, !password.contains(where: \.isNumber) { missing.append("Password must contain a numeric character") }
-        if containsNonAlphanumericCharacter, !password.contains(where: { !$0.isLetter && !$0.isNumber }) {
+        if containsNonAlphanumericCharacter, !password.contains(where: Self.allowedNonAlphanumericCharacters.contains) {
             missing.append("Password must contain a non-alphanumeric character")
         }
         guard missing.isEmpty else {

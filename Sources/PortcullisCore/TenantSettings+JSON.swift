@@ -14,6 +14,7 @@ extension TenantSettings {
         "scryptParameters", "scryptParameters.logN", "scryptParameters.r", "scryptParameters.p",
         "authorizedDomains", "emailDelivery", "emailDelivery.channel", "emailDelivery.webhookUri",
         "emailDelivery.webhookSecretVersion", "emailDelivery.from", "emailDelivery.templates",
+        "emailDelivery.localizedTemplates",
     ]
 
     static let federatedProviders: Set<String> = [

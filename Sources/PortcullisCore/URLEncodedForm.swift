@@ -6,6 +6,29 @@
 /// `a[b]` keys, arrays) walks each string as grapheme clusters; on `/v1/token` that was 8 %
 /// of the daemon's CPU per refresh (BENCHMARKS.md), for two flat fields.
 public enum URLEncodedForm {
+    /// `fields` as a form body, each name and value encoded so that only RFC 3986's
+    /// unreserved characters stay bare.
+    public static func encode(_ fields: [(String, String)]) -> String {
+        fields.map { "\(percentEncoded($0))=\(percentEncoded($1))" }.joined(separator: "&")
+    }
+
+    /// Query-component encoding that leaves only RFC 3986's unreserved characters bare, so
+    /// `+`, `&` and `=` inside a value survive every decoder.
+    static func percentEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return encoded
+    }
+
     /// The fields of `body`; when a name repeats, its first value wins, and empty pairs are
     /// skipped. `nil` when an escape is broken or a name or value is not UTF-8.
     public static func fields(_ body: [UInt8]) -> [String: String]? {
@@ -53,5 +76,11 @@ extension UInt8 {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): self - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -27,8 +27,10 @@ public struct User: Sendable, Equatable {
     public var createdAt: Date
     /// Last sign-in: the start of the user's latest session, to the microsecond.
     public var lastLoginAt: Timestamp?
-    /// Last token refresh.
+    /// When tokens were last issued (a sign-in or a refresh), to the minute for refreshes.
     public var lastRefreshAt: Date?
+    /// When the password was last set (sign-up, change, reset, import; not a rehash).
+    public var passwordUpdatedAt: Timestamp?
     /// Sessions that started strictly before this instant are revoked (``SessionPolicy``);
     /// the wire shows its whole second.
     public var validSince: Timestamp
@@ -39,7 +41,8 @@ public struct User: Sendable, Equatable {
         displayName: String? = nil, photoURL: String? = nil, disabled: Bool = false,
         customAttributes: [String: JSONValue] = [:], hasPassword: Bool = false, providers: [ProviderLink] = [],
         createdAt: Date,
-        lastLoginAt: Timestamp? = nil, lastRefreshAt: Date? = nil, validSince: Timestamp = Timestamp(microseconds: 0)
+        lastLoginAt: Timestamp? = nil, lastRefreshAt: Date? = nil, passwordUpdatedAt: Timestamp? = nil,
+        validSince: Timestamp = Timestamp(microseconds: 0)
     ) {
         self.tenantId = tenantId
         self.uid = uid
@@ -54,6 +57,7 @@ public struct User: Sendable, Equatable {
         self.createdAt = createdAt
         self.lastLoginAt = lastLoginAt
         self.lastRefreshAt = lastRefreshAt
+        self.passwordUpdatedAt = passwordUpdatedAt
         self.validSince = validSince
     }
 

@@ -83,6 +83,8 @@ public enum UserImportPolicy {
             }
             user.hasPassword = true
         }
+        // Set by the import, as far as this account's password history here goes.
+        if user.hasPassword { user.passwordUpdatedAt = Timestamp(now) }
         user.syncPasswordLink()
         return ImportedUser(user: user, passwordHash: passwordHash, storedPasswordHash: stored, salt: salt)
     }

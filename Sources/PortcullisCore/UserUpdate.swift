@@ -19,6 +19,8 @@ public struct UserUpdate: Sendable, Equatable {
     public var customAttributes: [String: JSONValue]?
     /// A new password hash (made by the caller; storage never sees the password).
     public var passwordHash: String?
+    /// When the new password was set (`passwordUpdatedAt`); ``UserUpdatePolicy`` fills it in.
+    public var passwordSetAt: Timestamp?
     /// What happens to the revocation watermark.
     public var revocation: Revocation?
 
@@ -65,6 +67,7 @@ public enum UserUpdatePolicy {
     /// - Disabling a user ends every session too; enabling one revokes nothing.
     /// - An explicit admin `validSince` is taken as given, and wins over the others.
     public static func applyImplications(to update: inout UserUpdate, now: Timestamp) {
+        if update.passwordHash != nil { update.passwordSetAt = now }
         if case .at = update.revocation { return }
         let credentialChanged = update.email != nil || update.passwordHash != nil
         if credentialChanged || update.disabled == true {

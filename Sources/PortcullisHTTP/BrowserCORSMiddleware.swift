@@ -2,8 +2,9 @@ import HTTPTypes
 public import Hummingbird
 
 /// Cross-origin access for the paths a web app calls from its own origin: the end-user API
-/// (`/v1/accounts:*`, `/v1/token`, `/v1/projects`) that Firebase's JavaScript SDK calls, and the
-/// public key documents (JWKS, OpenID discovery).
+/// (`/v1/accounts:*`, `/v1/token`, `/v1/projects`, and the v2 `passwordPolicy`, `recaptchaConfig`
+/// and `accounts:revokeToken`) that Firebase's JavaScript SDK calls, and the public key documents
+/// (JWKS, OpenID discovery).
 ///
 /// Any origin may call them, as with Google's front end and the Firebase emulator: they take no
 /// ambient credential (no cookie; the API key and the tokens travel in the request itself), so
@@ -49,10 +50,14 @@ public struct BrowserCORSMiddleware: RouterMiddleware {
         return try await cors.handle(request, context: context, next: next)
     }
 
+    /// The Identity Toolkit v2 calls of the client SDKs (the admin API nests under `/v2/projects/{p}/`).
+    static let clientV2Paths: Set<String> = ["/v2/passwordPolicy", "/v2/recaptchaConfig", "/v2/accounts:revokeToken"]
+
     /// Whether a page on another origin may call `path` (emulator prefixes and legacy v3 paths
     /// already rewritten to their v1 operation by ``PortcullisResponder``).
     static func servesBrowsers(path: String) -> Bool {
         if path.hasSuffix("/jwks") || path.hasSuffix("/.well-known/openid-configuration") { return true }
+        if clientV2Paths.contains(path) { return true }
         // The end-user API is one segment under /v1; the admin API nests under /v1/projects/{p}/.
         guard path.hasPrefix("/v1/") else { return false }
         let operation = path.dropFirst("/v1/".count)

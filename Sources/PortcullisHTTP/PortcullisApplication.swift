@@ -256,6 +256,11 @@ public struct PortcullisServer: Sendable {
         TokenRoutes(tokens: tokens).register(on: endUser)
         PublicProjectConfigRoutes(tenants: cache, projectId: configuration.projectId, publicURL: configuration.publicURL)
             .register(on: endUser)
+        ClientConfigRoutes(
+            tenants: cache,
+            revocation: ProviderTokenRevocationService(
+                accounts: accounts, providers: identityProviders, client: outbound, audit: audit)
+        ).register(on: router.group("v2").add(middleware: apiKeys))
         VerifyRoutes(tokens: tokens, revocation: revocation).register(on: router)
 
         let requestTimeout = TimeAmount(configuration.requestTimeout)

@@ -17,7 +17,10 @@ public struct IdentityProviderRepository: Sendable {
     }
 
     private static let columns =
-        "provider_id, display_name, enabled, client_id, client_ids::text, issuer, jwks_uri, user_info_uri, client_secret"
+        """
+        provider_id, display_name, enabled, client_id, client_ids::text, issuer, jwks_uri, user_info_uri, client_secret,
+        revocation_uri
+        """
 
     /// Every provider configured for the tenant, ordered by id.
     public func list(tenantId: String?) async throws -> [IdentityProvider] {
@@ -42,10 +45,10 @@ public struct IdentityProviderRepository: Sendable {
                     """
                     WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE)
                     INSERT INTO identity_providers (tenant_id, provider_id, display_name, enabled, client_id, client_ids,
-                        issuer, jwks_uri, user_info_uri, client_secret)
+                        issuer, jwks_uri, user_info_uri, client_secret, revocation_uri)
                     SELECT \(tenant), \(provider.providerId), \(provider.displayName), \(provider.enabled), \(provider.clientId),
                         \(JSONValue.array(provider.clientIds.map(JSONValue.string)).serialized())::jsonb, \(provider.issuer),
-                        \(provider.jwksURI), \(provider.userInfoURI), \(provider.clientSecret)
+                        \(provider.jwksURI), \(provider.userInfoURI), \(provider.clientSecret), \(provider.revocationURI)
                     WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
                     RETURNING provider_id
                     """, logger: logger)
@@ -78,7 +81,7 @@ public struct IdentityProviderRepository: Sendable {
                     client_id = \(after.clientId),
                     client_ids = \(JSONValue.array(after.clientIds.map(JSONValue.string)).serialized())::jsonb,
                     issuer = \(after.issuer), jwks_uri = \(after.jwksURI), user_info_uri = \(after.userInfoURI),
-                    client_secret = \(after.clientSecret), updated_at = now()
+                    client_secret = \(after.clientSecret), revocation_uri = \(after.revocationURI), updated_at = now()
                 WHERE tenant_id = \(tenantId ?? "") AND provider_id = \(providerId)
                 """, logger: logger)
             try await record("idp.update", providerId, tenantId: tenantId, actor: actor, before: before, after: after, on: connection)
@@ -114,8 +117,8 @@ public struct IdentityProviderRepository: Sendable {
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> [IdentityProvider] {
         var providers: [IdentityProvider] = []
-        for try await (id, name, enabled, clientId, clientIds, issuer, jwks, userInfo, secret) in rows.decode(
-            (String, String?, Bool, String, String, String?, String?, String?, String?).self)
+        for try await (id, name, enabled, clientId, clientIds, issuer, jwks, userInfo, secret, revocation) in rows.decode(
+            (String, String?, Bool, String, String, String?, String?, String?, String?, String?).self)
         {
             let audiences: [String]
             if case .array(let items) = try JSONValue.parse(Array(clientIds.utf8)) {
@@ -126,7 +129,7 @@ public struct IdentityProviderRepository: Sendable {
             providers.append(
                 IdentityProvider(
                     providerId: id, displayName: name, enabled: enabled, clientId: clientId, clientIds: audiences,
-                    issuer: issuer, jwksURI: jwks, userInfoURI: userInfo, clientSecret: secret))
+                    issuer: issuer, jwksURI: jwks, userInfoURI: userInfo, clientSecret: secret, revocationURI: revocation))
         }
         return providers
     }

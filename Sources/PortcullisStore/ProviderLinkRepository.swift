@@ -109,6 +109,7 @@ public struct ProviderLinkRepository: Sendable {
                     UPDATE users SET
                         email_verified = email_verified OR \(provesEmail),
                         password_hash = CASE WHEN \(removePassword) THEN NULL ELSE password_hash END,
+                        password_updated_us = CASE WHEN \(removePassword) THEN NULL ELSE password_updated_us END,
                         display_name = CASE WHEN \(replacing) THEN \(profile.displayName) ELSE display_name END,
                         photo_url = CASE WHEN \(replacing) THEN \(profile.photoURL) ELSE photo_url END,
                         valid_since_us = CASE WHEN \(replacing)
@@ -197,7 +198,10 @@ public struct ProviderLinkRepository: Sendable {
                 logger: logger)
             if providerIds.contains(ProviderLink.password), user.hasPassword {
                 try await connection.query(
-                    "UPDATE users SET password_hash = NULL WHERE tenant_id = \(tenant) AND uid = \(uid)", logger: logger)
+                    """
+                    UPDATE users SET password_hash = NULL, password_updated_us = NULL
+                    WHERE tenant_id = \(tenant) AND uid = \(uid)
+                    """, logger: logger)
                 user.hasPassword = false
             }
             user.providers.removeAll { providerIds.contains($0.providerId) }

@@ -15,7 +15,7 @@ extension RefreshSessionRepository {
     /// row once: the other gets no row and runs again alone.
     struct StartSessions: PostgresPreparedStatement {
         // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.
-        static let name = "portcullis_start_sessions_v1"
+        static let name = "portcullis_start_sessions_v2"
         static let sql = """
             WITH requests AS (
                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::int8[], $6::text[], $7::text[],
@@ -24,6 +24,7 @@ extension RefreshSessionRepository {
                         valid_since, claims, position)),
             signed_in AS (
                 UPDATE users SET last_login_us = greatest(requests.now_us, coalesce(users.last_login_us, 0)),
+                    last_refresh_at = to_timestamp(requests.now_us / 1000000.0),
                     password_hash = coalesce(nullif(requests.upgraded_hash, ''), users.password_hash)
                 FROM requests
                 WHERE users.tenant_id = requests.tenant_id AND users.uid = requests.uid AND NOT users.disabled

@@ -63,7 +63,10 @@ extension UserRepository {
                         """, logger: logger)
                     if unlinking.contains(ProviderLink.password) {
                         try await connection.query(
-                            "UPDATE users SET password_hash = NULL WHERE tenant_id = \(tenant) AND uid = \(uid)", logger: logger)
+                            """
+                            UPDATE users SET password_hash = NULL, password_updated_us = NULL
+                            WHERE tenant_id = \(tenant) AND uid = \(uid)
+                            """, logger: logger)
                     }
                 }
                 let rows = try await connection.query(

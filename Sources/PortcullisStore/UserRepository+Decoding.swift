@@ -15,7 +15,7 @@ extension UserRepository {
     /// Decodes ``columns`` starting at column `offset` of `row`.
     static func decode(_ row: PostgresRow, tenantId: String?, offset: Int = 0) throws -> (User, String?)? {
         let cells = PostgresRandomAccessRow(row)
-        guard cells.count >= offset + 13 else { return nil }
+        guard cells.count >= offset + 14 else { return nil }
         func cell<Value: PostgresDecodable>(_ index: Int, as type: Value.Type = Value.self) throws -> Value {
             try cells[offset + index].decode(Value.self, context: .default)
         }
@@ -25,8 +25,9 @@ extension UserRepository {
             tenantId: tenantId, uid: try cell(0), email: try cell(1), emailVerified: try cell(2), displayName: try cell(3),
             photoURL: try cell(4), disabled: try cell(5),
             customAttributes: try JSONValue.parse(Array(attributes.utf8)).objectValue ?? [:],
-            hasPassword: hash != nil, providers: try Self.decodeProviders(try cell(12)), createdAt: try cell(8),
+            hasPassword: hash != nil, providers: try Self.decodeProviders(try cell(13)), createdAt: try cell(8),
             lastLoginAt: (try cell(9, as: Int64?.self)).map(Timestamp.init(microseconds:)), lastRefreshAt: try cell(10),
+            passwordUpdatedAt: (try cell(12, as: Int64?.self)).map(Timestamp.init(microseconds:)),
             validSince: Timestamp(microseconds: try cell(11)))
         return (user, hash)
     }

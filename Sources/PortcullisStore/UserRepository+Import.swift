@@ -46,6 +46,8 @@ extension UserRepository {
                     "password_hash": row.passwordHash.map(JSONValue.string) ?? .null,
                     "created_us": .integer(Timestamp(user.createdAt).microseconds),
                     "last_login_us": user.lastLoginAt.map { .integer($0.microseconds) } ?? .null,
+                    "password_updated_us": row.passwordHash == nil
+                        ? .null : user.passwordUpdatedAt.map { .integer($0.microseconds) } ?? .null,
                 ])
             }
         ).serialized()
@@ -66,7 +68,7 @@ extension UserRepository {
             input AS (
                 SELECT * FROM json_to_recordset(\(users)::json) AS i(idx int, uid text, email text, email_verified boolean,
                     display_name text, photo_url text, disabled boolean, custom_attributes text, password_hash text,
-                    created_us bigint, last_login_us bigint)),
+                    created_us bigint, last_login_us bigint, password_updated_us bigint)),
             links AS (
                 SELECT * FROM json_to_recordset(\(links)::json) AS l(idx int, provider_id text, federated_id text, email text,
                     display_name text, photo_url text)),
@@ -86,9 +88,10 @@ extension UserRepository {
                 WHERE r.reason IS NULL AND (\(tenant) = '' OR EXISTS (SELECT 1 FROM tenant))),
             created AS (
                 INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
-                    custom_attributes, password_hash, valid_since_us, last_login_us, created_at)
+                    custom_attributes, password_hash, valid_since_us, last_login_us, created_at, password_updated_us)
                 SELECT \(tenant), a.uid, a.email, a.email_verified, a.display_name, a.photo_url, a.disabled,
-                    a.custom_attributes::jsonb, a.password_hash, 0, a.last_login_us, to_timestamp(a.created_us / 1e6)
+                    a.custom_attributes::jsonb, a.password_hash, 0, a.last_login_us, to_timestamp(a.created_us / 1e6),
+                    a.password_updated_us
                 FROM accepted a
                 RETURNING uid),
             linked AS (

@@ -98,6 +98,8 @@ extension UserRepository {
                 disabled = CASE WHEN \(update.disabled != nil) THEN \(update.disabled ?? false) ELSE disabled END,
                 custom_attributes = CASE WHEN \(claims != nil) THEN \(claims)::jsonb ELSE custom_attributes END,
                 password_hash = CASE WHEN \(update.passwordHash != nil) THEN \(update.passwordHash) ELSE password_hash END,
+                password_updated_us = CASE WHEN \(update.passwordHash != nil) THEN \(update.passwordSetAt?.microseconds)
+                    ELSE password_updated_us END,
                 valid_since_us = CASE \(revocationMode)::int
                     WHEN 1 THEN (greatest(valid_since_us, \(revocationValue), coalesce(last_login_us, 0)) / 1000000 + 1) * 1000000
                     WHEN 2 THEN \(revocationValue)

@@ -26,7 +26,7 @@ public struct UserRepository: Sendable {
 
     private static let plainColumns = [
         "uid", "email", "email_verified", "display_name", "photo_url", "disabled", "custom_attributes::text", "password_hash",
-        "created_at", "last_login_us", "last_refresh_at", "valid_since_us",
+        "created_at", "last_login_us", "last_refresh_at", "valid_since_us", "password_updated_us",
     ]
 
     /// What every user read selects, in the order ``decode(_:tenantId:offset:)`` reads.
@@ -83,10 +83,11 @@ public struct UserRepository: Sendable {
             WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE),
             created AS (
                 INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
-                    custom_attributes, password_hash, valid_since_us, last_login_us, created_at)
+                    custom_attributes, password_hash, valid_since_us, last_login_us, created_at, password_updated_us)
                 SELECT \(tenant), \(user.uid), \(user.email), \(user.emailVerified), \(user.displayName),
                     \(user.photoURL), \(user.disabled), \(JSONValue.object(user.customAttributes).serialized())::jsonb,
-                    \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds), \(user.createdAt)
+                    \(passwordHash), \(user.validSince.microseconds), \(user.lastLoginAt?.microseconds), \(user.createdAt),
+                    \(passwordHash == nil ? nil : Timestamp(user.createdAt).microseconds)
                 WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
                 RETURNING \(unescaped: Self.columns)),
             linked AS (

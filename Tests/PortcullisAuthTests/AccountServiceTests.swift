@@ -95,18 +95,27 @@ struct AccountServiceTests {
         }
     }
 
-    @Test("a token is good only for its own tenant: another tenant's endpoints answer TENANT_ID_MISMATCH")
+    @Test("a token is good only for its own tenant: naming another answers TENANT_ID_MISMATCH; naming none means the token's")
     func tenantBoundTokens() async throws {
         try await AuthHarness.run { harness in
             let mine = try await harness.createTenant()
             let other = try await harness.createTenant()
             let session = try await harness.signUp("erin@example.com", tenant: mine)
-            for tenant in [other, nil] {
-                let error = await #expect(throws: AuthError.self) {
-                    try await harness.accounts.lookup(idToken: session.tokens.idToken, tenantId: tenant)
-                }
-                #expect(error?.code == .tenantIdMismatch)
+            let error = await #expect(throws: AuthError.self) {
+                try await harness.accounts.lookup(idToken: session.tokens.idToken, tenantId: other)
             }
+            #expect(error?.code == .tenantIdMismatch)
+            // The official JS SDK names no tenant on lookup, update or delete: the token's tenant is the request's.
+            #expect(try await harness.accounts.lookup(idToken: session.tokens.idToken, tenantId: nil).uid == session.user.uid)
+            #expect(try await harness.accounts.lookup(idToken: session.tokens.idToken, tenantId: mine).tenantId == mine)
+            // A project user's token naming a tenant is refused too.
+            _ = try await harness.tenantAdmin.updateProjectConfig(
+                body: .object(["allowPasswordSignup": true]), updateMask: "allowPasswordSignup", actor: "test")
+            let project = try await harness.signUp("erin@example.com", tenant: nil)
+            let projectError = await #expect(throws: AuthError.self) {
+                try await harness.accounts.lookup(idToken: project.tokens.idToken, tenantId: mine)
+            }
+            #expect(projectError?.code == .tenantIdMismatch)
             // The email is unique per tenant only.
             let twin = try await harness.signUp("erin@example.com", tenant: other)
             #expect(twin.user.uid != session.user.uid)

@@ -9,7 +9,7 @@ import Testing
 @Suite("Client auth-state and ID-token events")
 struct AuthEventTests {
     static let shortLivedTenant =
-        #"{"displayName":"short","allowPasswordSignup":true,"enableAnonymousUser":true,"idTokenLifetimeSeconds":2}"#
+        #"{"displayName":"short","allowPasswordSignup":true,"enableAnonymousUser":true,"idTokenLifetimeSeconds":2,"scryptParameters":{"logN":10,"r":1,"p":1}}"#
 
     @Test("every event of the seed's list reaches both kinds of listener, in order")
     func seedEvents() async throws {

@@ -50,7 +50,8 @@ struct ErrorMappingTests {
 
     @Test("under email privacy a wrong password and an unknown email are both invalidCredential")
     func privacy() async throws {
-        let tenant = #"{"displayName":"private","allowPasswordSignup":true,"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true}}"#
+        let tenant =
+            #"{"displayName":"private","allowPasswordSignup":true,"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true},"scryptParameters":{"logN":10,"r":1,"p":1}}"#
         try await ClientFixture.run(tenant: tenant) { fixture in
             let auth = fixture.auth()
             try await auth.createUser(email: "hidden@example.com", password: "right-password")
@@ -76,7 +77,8 @@ struct ErrorMappingTests {
 
     @Test("an old sign-in cannot change the password: requiresRecentLogin; reauthenticating fixes it")
     func recentLogin() async throws {
-        let tenant = #"{"displayName":"recent","allowPasswordSignup":true,"recentLoginWindowSeconds":1}"#
+        let tenant =
+            #"{"displayName":"recent","allowPasswordSignup":true,"recentLoginWindowSeconds":1,"scryptParameters":{"logN":10,"r":1,"p":1}}"#
         try await ClientFixture.run(tenant: tenant) { fixture in
             let user = try await fixture.auth().createUser(email: "old@example.com", password: "old-password").user
             try await Task.sleep(for: .seconds(2.2))

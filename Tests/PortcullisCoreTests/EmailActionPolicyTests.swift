@@ -187,6 +187,32 @@ struct EmailMessageTests {
         #expect(Self.message.webhookBody.value(at: ["newEmail"]) == nil)
     }
 
+    @Test("templates by language: the exact tag, then the language alone, then the default, then the built-in one")
+    func localizedTemplates() throws {
+        let parsed = try TenantSettings(
+            json: try JSONValue.parse(
+                Array(
+                    #"""
+                    {"emailDelivery":{"channel":"WEBHOOK","webhookUri":"https://hooks.example.com/x",
+                     "templates":{"resetPassword":{"subject":"Reset","body":"%LINK%"}},
+                     "localizedTemplates":{"pt":{"resetPassword":{"subject":"Redefinir","body":"%LINK%"}},
+                                           "pt-BR":{"resetPassword":{"subject":"Redefinir (Brasil)","body":"%LINK%"}}}}}
+                    """#.utf8)))
+        let delivery = try #require(parsed.emailDelivery)
+        #expect(delivery.template(for: .passwordReset, locale: "pt-BR").subject == "Redefinir (Brasil)")
+        #expect(delivery.template(for: .passwordReset, locale: "pt_br").subject == "Redefinir (Brasil)")
+        #expect(delivery.template(for: .passwordReset, locale: "pt-PT").subject == "Redefinir")
+        #expect(delivery.template(for: .passwordReset, locale: "fr").subject == "Reset")
+        #expect(delivery.template(for: .passwordReset, locale: nil).subject == "Reset")
+        #expect(delivery.template(for: .verifyEmail, locale: "pt").subject == "Verify your email for %APP_NAME%")
+        #expect(try TenantSettings(json: parsed.json) == parsed)
+        #expect(throws: AuthError.self) {
+            try TenantSettings(
+                json: try JSONValue.parse(
+                    Array(#"{"emailDelivery":{"channel":"LOG","localizedTemplates":{"<x>":{}}}}"#.utf8)))
+        }
+    }
+
     @Test("emailDelivery settings: validated, keyed templates, round trip")
     func settings() throws {
         let parsed = try TenantSettings(

@@ -193,7 +193,8 @@ struct EmailDeliveryTests {
             let tenant = try await gateway.createTenant(
                 #"""
                 {"displayName":"Acme","allowPasswordSignup":true,"emailDelivery":{"channel":"SENDMAIL","from":"Acme <noreply@acme.example>",
-                 "templates":{"resetPassword":{"subject":"Reset your %APP_NAME% password","body":"Hello,\n\n%LINK%\n"}}}}
+                 "templates":{"resetPassword":{"subject":"Reset your %APP_NAME% password","body":"Hello,\n\n%LINK%\n"}},
+                 "localizedTemplates":{"fr":{"resetPassword":{"subject":"Réinitialisez votre mot de passe %APP_NAME%","body":"%LINK%"}}}}}
                 """#)
             _ = try await gateway.signUp("mail@example.com", tenant: tenant)
             #expect(
@@ -209,6 +210,18 @@ struct EmailDeliveryTests {
             #expect(message.contains("\r\n\r\nHello,\r\n\r\nhttp://localhost/__/auth/action?mode=resetPassword&oobCode="))
             let arguments = try String(contentsOf: directory.appendingPathComponent("arguments"), encoding: .utf8)
             #expect(arguments.trimmingCharacters(in: .whitespacesAndNewlines) == "-t -i")
+
+            // X-Firebase-Locale (the SDKs' languageCode) picks the tenant's template in that language.
+            try FileManager.default.removeItem(at: file)
+            let french = try await gateway.client.execute(
+                uri: "/v1/accounts:sendOobCode?key=\(TestGateway.apiKey)", method: .post,
+                headers: [.contentType: "application/json", HTTPField.Name("X-Firebase-Locale")!: "fr-CA"],
+                body: ByteBuffer(string: #"{"requestType":"PASSWORD_RESET","email":"mail@example.com","tenantId":"\#(tenant)"}"#))
+            #expect(french.status == .ok, "\(String(buffer: french.body))")
+            #expect(try await eventually { FileManager.default.fileExists(atPath: file.path) } != nil)
+            let localized = try String(contentsOf: file, encoding: .utf8)
+            let subject = "Réinitialisez votre mot de passe Acme"
+            #expect(localized.contains("\r\nSubject: =?UTF-8?B?\(Data(subject.utf8).base64EncodedString())?=\r\n"))
         }
     }
 

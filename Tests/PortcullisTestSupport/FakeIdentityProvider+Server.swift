@@ -44,6 +44,12 @@ extension FakeIdentityProvider {
             }
             return json(profile)
         }
+        router.post("revoke") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 65_536)
+            let form = URLEncodedForm.fields(Array(body.readableBytesView)) ?? [:]
+            state.values.withLock { $0.revocations.append(form) }
+            return Response(status: .ok)
+        }
         router.get("hang") { _, _ -> Response in
             try await Task.sleep(for: .seconds(3600))
             return Response(status: .noContent)

@@ -30,7 +30,8 @@ import X509
 /// `/userinfo` (`Authorization: Bearer <token>` → the profile set by
 /// ``setUserInfo(_:forAccessToken:)``, else 401); `/hang` (never answers); `/drip` (a byte
 /// every 200 ms, forever); `/redirect` (302 to another host); `/large` (2 MiB with a
-/// Content-Length) and `/large-stream` (2 MiB streamed without one); `/status/{code}`.
+/// Content-Length) and `/large-stream` (2 MiB streamed without one); `/status/{code}`;
+/// `POST /revoke` (RFC 7009: records each form body in ``revocations``, answers 200).
 public final class FakeIdentityProvider: Sendable {
     /// `http://127.0.0.1:PORT`.
     public let baseURL: String
@@ -60,6 +61,7 @@ public final class FakeIdentityProvider: Sendable {
             var jwksDelay: Duration = .zero
             var jwksFailing = false
             var profiles: [String: JSONValue] = [:]
+            var revocations: [[String: String]] = []
         }
 
         let values: Mutex<Values>
@@ -137,6 +139,12 @@ public final class FakeIdentityProvider: Sendable {
     }
 
     // MARK: Controls
+
+    /// Where tokens are revoked (`POST`).
+    public var revocationURL: String { baseURL + "/revoke" }
+
+    /// The form bodies posted to `/revoke`, in order.
+    public var revocations: [[String: String]] { state.values.withLock { $0.revocations } }
 
     /// How many times `/jwks` has been fetched.
     public var jwksFetches: Int { state.values.withLock { $0.jwksFetches } }

@@ -92,13 +92,6 @@ struct UpdateAccountRequest: Decodable, TenantScopedBody, ProfileBody {
     let oobCode: String?
 }
 
-/// `accounts:update` with `oobCode`: what the code did, no more (the caller holds no token).
-struct ApplyActionCodeResponse: ResponseEncodable {
-    var kind = "identitytoolkit#SetAccountInfoResponse"
-    let email: String?
-    let emailVerified: Bool
-}
-
 /// An answer that is only its `kind` (`accounts:delete`).
 struct KindResponse: ResponseEncodable {
     let kind: String

@@ -31,22 +31,22 @@ struct AccountRoutes {
         group.post("accounts:lookup") { request, context in
             let body = try await request.decode(as: IDTokenRequest.self, context: context)
             let user = try await accounts.lookup(idToken: body.idToken, tenantId: body.tenant)
+            context.tenant.set(user.tenantId)
             return LookupResponse(users: [UserInfo(user)])
         }
         group.post("accounts:update") { request, context in
             let body = try await request.decode(as: UpdateAccountRequest.self, context: context)
             if body.oobCode != nil {
-                let (_, user) = try await emailActions.apply(code: body.oobCode, tenantId: body.tenant)
-                return try CompactJSONResponseEncoder.response(
-                    ApplyActionCodeResponse(email: user.email, emailVerified: user.emailVerified))
+                let (applied, user) = try await emailActions.apply(code: body.oobCode, tenantId: body.tenant)
+                return SetAccountInfoResponse(user, newEmail: applied.kind == .verifyAndChangeEmail ? applied.email : nil)
             }
             let (user, tokens) = try await accounts.update(
                 idToken: body.idToken, tenantId: body.tenant,
                 changes: .init(
                     email: body.email, password: body.password, profile: body.profile,
                     deleteAttributes: Set(body.deleteAttribute ?? []), deleteProviders: Set(body.deleteProvider ?? [])))
-            return try CompactJSONResponseEncoder.response(
-                UserAnswer(kind: "identitytoolkit#SetAccountInfoResponse", user: UserInfo(user), tokens: tokens.map(TokenFields.init)))
+            context.tenant.set(user.tenantId)
+            return SetAccountInfoResponse(user, tokens: tokens)
         }
         group.post("accounts:delete") { request, context in
             let body = try await request.decode(as: IDTokenRequest.self, context: context)

@@ -2,8 +2,8 @@ import Hummingbird
 import PortcullisCore
 import PortcullisStore
 
-/// `GET /v1/projects` (API key required; v3's `getProjectConfig`): the project users'
-/// switches a client app may read, and the domains it may run on.
+/// `GET /v1/projects` (API key required; v3's `getProjectConfig`): the project and the
+/// domains its apps may run on.
 ///
 /// Project-wide, as in Identity Toolkit, whose request names no tenant: the answer is the
 /// project config's, never a tenant's.
@@ -18,8 +18,7 @@ struct PublicProjectConfigRoutes {
             return PublicProjectConfigResponse(
                 projectId: projectId,
                 authorizedDomains: ContinueURLPolicy.allowedDomains(
-                    authorizedDomains: settings.authorizedDomains, publicURL: publicURL),
-                allowPasswordUser: settings.allowPasswordSignup, enableAnonymousUser: settings.enableAnonymousUser)
+                    authorizedDomains: settings.authorizedDomains, publicURL: publicURL))
         }
     }
 }

@@ -14,7 +14,7 @@ public struct Migration: Sendable {
     /// Every migration, in order.
     public static let all: [Migration] = [
         .foundation, .accounts, .refreshSessions, .userProviders, .preciseRevocation, .federation, .emailActions,
-        .actionCodeBinding, .retiredTenantIds,
+        .actionCodeBinding, .retiredTenantIds, .passwordUpdatedAt, .providerRevocationURI,
     ]
 
     /// The version a current schema has.
