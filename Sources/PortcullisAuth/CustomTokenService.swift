@@ -117,15 +117,18 @@ public struct CustomTokenService: Sendable {
     private func startSession(
         uid: String, tenantId: String?, developerClaims: [String: JSONValue], now: Timestamp
     ) async throws -> SignedIn {
-        var isNewUser = false
         var user: User
         if let (existing, _) = try await users.find(tenantId: tenantId, uid: uid) {
             user = existing
         } else {
+            // A new user and its first session, in one transaction.
+            let created = User(tenantId: tenantId, uid: uid, createdAt: now.date, lastLoginAt: now)
+            let pending = tokens.pendingSession(
+                for: created, signInProvider: Self.signInProvider, now: now, developerClaims: developerClaims)
             do {
-                user = try await users.create(
-                    User(tenantId: tenantId, uid: uid, createdAt: now.date, lastLoginAt: now), passwordHash: nil)
-                isNewUser = true
+                let (stored, started) = try await users.create(created, passwordHash: nil, firstSession: pending.start)
+                return SignedIn(
+                    user: stored, tokens: try await tokens.issue(pending, for: stored, started: started), isNewUser: true)
             } catch let error as AuthError where error.code == .duplicateLocalId {
                 // A concurrent first sign-in of the same uid created it: this one signs in to it.
                 guard let (existing, _) = try await users.find(tenantId: tenantId, uid: uid) else { throw error }
@@ -141,6 +144,6 @@ public struct CustomTokenService: Sendable {
             let current = try await users.find(tenantId: tenantId, uid: uid)
             throw AuthError(current?.user.disabled == true ? .userDisabled : .userNotFound)
         }
-        return SignedIn(user: user, tokens: session, isNewUser: isNewUser)
+        return SignedIn(user: user, tokens: session, isNewUser: false)
     }
 }

@@ -107,28 +107,58 @@ public struct TokenService: Sendable {
     ) async throws -> SessionTokens? {
         let now = SessionPolicy.sessionStart(requested: now, validSince: user.validSince)
         try await clock.sleep(until: now)
-        let refresh = RefreshToken.startSession(tenantId: user.tenantId)
-        var (idToken, lifetime) = try await mintIDToken(
+        var pending = pendingSession(for: user, signInProvider: signInProvider, now: now, developerClaims: developerClaims)
+        pending.start.provenPassword = provenPassword
+        pending.start.upgradedPasswordHash = upgradedPasswordHash
+        pending.start.validSince = validSince
+        let presigned = try await mintIDToken(
             for: user, authTime: now.seconds, signInProvider: signInProvider, now: now.seconds, developerClaims: developerClaims)
-        guard
-            let started = try await sessions.start(
-                SessionStart(
-                    tenantId: user.tenantId, uid: user.uid, sessionId: refresh.sessionId, tokenHash: refresh.secretHash,
-                    signInProvider: signInProvider, now: now, provenPassword: provenPassword,
-                    upgradedPasswordHash: upgradedPasswordHash, validSince: validSince,
-                    developerClaims: developerClaims.isEmpty ? nil : JSONValue.object(developerClaims).serialized()))
-        else { return nil }
-        if started.seconds != now.seconds {
+        guard let started = try await sessions.start(pending.start) else { return nil }
+        return try await issue(pending, for: user, started: started, presigned: presigned)
+    }
+
+    /// A session about to start, before anything is stored: its first refresh token and the
+    /// row that will record it (``startSession(for:signInProvider:now:provenPassword:upgradedPasswordHash:validSince:developerClaims:)``,
+    /// or a new user's creation, which stores both in one transaction).
+    public struct PendingSession: Sendable {
+        /// The row recording the session (`SessionStart`).
+        public var start: SessionStart
+        let refresh: RefreshToken
+        let developerClaims: [String: JSONValue]
+    }
+
+    /// The session `user` would start at `now` (nothing is stored or signed yet).
+    public func pendingSession(
+        for user: User, signInProvider: String, now: Timestamp, developerClaims: [String: JSONValue] = [:]
+    ) -> PendingSession {
+        let refresh = RefreshToken.startSession(tenantId: user.tenantId)
+        return PendingSession(
+            start: SessionStart(
+                tenantId: user.tenantId, uid: user.uid, sessionId: refresh.sessionId, tokenHash: refresh.secretHash,
+                signInProvider: signInProvider, now: now,
+                developerClaims: developerClaims.isEmpty ? nil : JSONValue.object(developerClaims).serialized()),
+            refresh: refresh, developerClaims: developerClaims)
+    }
+
+    /// The tokens of a session stored as `pending` describes and started at `started` (its
+    /// `auth_time`); `presigned` is an ID token already signed for the requested start,
+    /// kept when the start is in that second.
+    public func issue(
+        _ pending: PendingSession, for user: User, started: Timestamp, presigned: (token: String, lifetime: Int)? = nil
+    ) async throws -> SessionTokens {
+        let now = pending.start.now
+        var (idToken, lifetime) = presigned ?? ("", 0)
+        if presigned == nil || started.seconds != now.seconds {
             (idToken, lifetime) = try await mintIDToken(
-                for: user, authTime: started.seconds, signInProvider: signInProvider, now: now.seconds,
-                developerClaims: developerClaims)
+                for: user, authTime: started.seconds, signInProvider: pending.start.signInProvider, now: now.seconds,
+                developerClaims: pending.developerClaims)
         }
         // Every sign-in, sign-up and re-authentication starts a session here, whatever its provider.
         Counter(
-            label: "portcullis_sign_ins_total", dimensions: [("provider", signInProvider), ("tenant", user.tenantId ?? "")],
-            factory: metrics
+            label: "portcullis_sign_ins_total",
+            dimensions: [("provider", pending.start.signInProvider), ("tenant", user.tenantId ?? "")], factory: metrics
         ).increment()
-        return SessionTokens(idToken: idToken, refreshToken: refresh.string, expiresIn: lifetime)
+        return SessionTokens(idToken: idToken, refreshToken: pending.refresh.string, expiresIn: lifetime)
     }
 
     /// Exchanges a refresh token for new tokens, rotating it (DESIGN.md §3).

@@ -95,7 +95,7 @@ public struct ActionCodeRepository: Sendable {
     /// - Returns: the code and the user as stored afterwards.
     public func consume(
         tenantId: String?, codeHash: [UInt8], kinds: Set<EmailActionKind>, now: Timestamp,
-        change: @Sendable (ActionCode, User) throws -> UserUpdate, audit: @Sendable (ActionCode) -> AuditEntry
+        change: @escaping @Sendable (ActionCode, User) throws -> UserUpdate, audit: @escaping @Sendable (ActionCode) -> AuditEntry
     ) async throws -> (ActionCode, User) {
         let tenant = tenantId ?? ""
         do {

@@ -67,7 +67,7 @@ public struct AdminKeyRepository: Sendable {
 
     /// Records use, at most once a minute per key (keeps the admin path read-mostly).
     public func touch(keyId: String) async throws {
-        _ = try await database.withConnection { connection in
+        _ = try await database.withTransaction { connection in
             try await connection.query(
                 """
                 UPDATE admin_keys SET last_used_at = now()

@@ -75,7 +75,7 @@ public struct AuditLogRepository: Sendable {
 
     /// Appends `entry` in its own transaction (events that change nothing else, e.g. CLI key creation).
     public func record(_ entry: AuditEntry) async throws {
-        try await database.withConnection { connection in
+        try await database.withTransaction { connection in
             try await Self.record(entry, on: connection, logger: logger)
         }
     }

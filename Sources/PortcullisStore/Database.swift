@@ -20,7 +20,7 @@ public final class Database: Sendable {
     /// The settings it was made from (the LISTEN connection reuses them).
     public let settings: DatabaseSettings
     let logger: Logger
-    private let inUse = Atomic<Int>(0)
+    private let inUse = Counter()
     private let reachable = Atomic<Bool>(true)
 
     /// Creates the pool (not yet running).
@@ -36,7 +36,7 @@ public final class Database: Sendable {
     }
 
     /// Connections currently leased by Portcullis code.
-    public var connectionsInUse: Int { inUse.load(ordering: .relaxed) }
+    public var connectionsInUse: Int { inUse.value.load(ordering: .relaxed) }
 
     /// Whether PostgreSQL is believed reachable (see the type's discussion).
     public var isReachable: Bool { reachable.load(ordering: .relaxed) }
@@ -46,58 +46,99 @@ public final class Database: Sendable {
         reachable.store(isReachable, ordering: .relaxed)
     }
 
-    /// Runs `body` on a leased connection.
+    /// Runs `body` on a leased connection, within ``DatabaseSettings/requestTimeout``.
+    ///
+    /// For reads. A write runs in ``withTransaction(function:_:)``: a single statement's
+    /// implicit transaction commits only at the protocol's `Sync`, after postgres-nio has
+    /// already reported the statement done, so a backend killed in between (or a commit
+    /// that fails) would be acknowledged without being committed.
     ///
     /// PostgreSQL's errors come out as domain errors (`DatabaseErrors`): `AuthError` for
     /// bad values, a lost server or a fault, ``UniqueViolation`` for a unique index's refusal.
+    /// A call that outlives the timeout (waiting for a connection included) is
+    /// `UNAVAILABLE`, logged with `function`, and its connection is closed.
     public func withConnection<Result: Sendable>(
-        _ body: (PostgresConnection) async throws -> Result
+        function: String = #function, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try admit()
-        inUse.add(1, ordering: .relaxed)
-        defer { inUse.subtract(1, ordering: .relaxed) }
-        do {
-            return try await client.withConnection { connection in
-                do {
-                    return try await body(connection)
-                } catch {
-                    throw BodyFailure(error: error)
+        try await bounded(function) { [client, logger] leased in
+            do {
+                return try await client.withConnection { connection in
+                    leased.hold(connection)
+                    do {
+                        return try await body(connection)
+                    } catch {
+                        throw BodyFailure(error: error)
+                    }
                 }
+            } catch let failure as BodyFailure {
+                throw DatabaseErrors.translate(failure.error, logger: logger)
+            } catch {
+                throw DatabaseErrors.translateLease(error, logger: logger)
             }
-        } catch let failure as BodyFailure {
-            throw DatabaseErrors.translate(failure.error, logger: logger)
-        } catch {
-            throw DatabaseErrors.translateLease(error, logger: logger)
         }
     }
 
     /// Runs one statement that answers a row for each row it changed (`RETURNING 1`), and
-    /// counts them: the maintenance deletes report how much they did this way.
-    func changedRows(_ statement: PostgresQuery, logger: Logger) async throws -> Int {
-        try await withConnection { connection in
+    /// counts them, in a transaction of its own: the maintenance deletes report how much they did this way.
+    func changedRows(_ statement: PostgresQuery, logger: Logger, function: String = #function) async throws -> Int {
+        try await withTransaction(function: function) { connection in
             var count = 0
             for try await _ in try await connection.query(statement, logger: logger) { count += 1 }
             return count
         }
     }
 
-    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// Runs `body` in a transaction, within ``DatabaseSettings/requestTimeout``: committed
+    /// when it returns (and only then does this return), rolled back when it throws.
     ///
     /// Errors come out as thrown by `body` (an `AuthError` stays one), else the failed
-    /// `BEGIN`/`COMMIT`, translated like ``withConnection(_:)``'s.
+    /// `BEGIN`/`COMMIT`, translated like ``withConnection(function:_:)``'s; a call past the
+    /// timeout is `UNAVAILABLE`, and its connection is closed, which rolls the transaction back.
     public func withTransaction<Result: Sendable>(
-        _ body: (PostgresConnection) async throws -> Result
+        function: String = #function, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await bounded(function) { [client, logger] leased in
+            do {
+                return try await client.withTransaction(logger: logger) { connection in
+                    leased.hold(connection)
+                    return try await body(connection)
+                }
+            } catch let error as PostgresTransactionError {
+                throw DatabaseErrors.translate(
+                    error.closureError ?? error.beginError ?? error.commitError ?? error, logger: logger)
+            } catch {
+                throw DatabaseErrors.translateLease(error, logger: logger)
+            }
+        }
+    }
+
+    /// Runs `call` (which leases a connection and records it in its argument) within the
+    /// request timeout, counting it as a leased connection while it runs.
+    private func bounded<Result: Sendable>(
+        _ function: String, _ call: @escaping @Sendable (LeasedConnection) async throws -> Result
     ) async throws -> Result {
         try admit()
-        inUse.add(1, ordering: .relaxed)
-        defer { inUse.subtract(1, ordering: .relaxed) }
+        let leased = LeasedConnection()
         do {
-            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
-        } catch let error as PostgresTransactionError {
-            throw DatabaseErrors.translate(
-                error.closureError ?? error.beginError ?? error.commitError ?? error, logger: logger)
-        } catch {
-            throw DatabaseErrors.translateLease(error, logger: logger)
+            return try await CallDeadline.run(
+                within: settings.requestTimeout,
+                { [inUse] in
+                    inUse.value.add(1, ordering: .relaxed)
+                    defer { inUse.value.subtract(1, ordering: .relaxed) }
+                    return try await call(leased)
+                },
+                expire: { [logger, settings] in
+                    // The function names the statement; its parameters never reach a log.
+                    logger.error(
+                        "database call exceeded database.request_timeout; answering 503 and closing its connection",
+                        metadata: [
+                            "call": "\(function)", "timeout": "\(settings.requestTimeout)",
+                            "database": "\(settings.host):\(settings.port)",
+                        ])
+                    leased.close()
+                })
+        } catch is CallDeadline.Expired {
+            throw AuthError(.unavailable)
         }
     }
 
@@ -108,6 +149,26 @@ public final class Database: Sendable {
     /// An error `body` threw, told apart from the pool's own.
     private struct BodyFailure: Error {
         let error: any Error
+    }
+
+    /// The count of leased connections, shared with the calls that outlive their caller.
+    private final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    /// The connection a bounded call leased, so its deadline can close it.
+    final class LeasedConnection: Sendable {
+        private let connection = Mutex<PostgresConnection?>(nil)
+
+        func hold(_ leased: PostgresConnection) {
+            connection.withLock { $0 = leased }
+        }
+
+        /// Closes it: a query waiting on it fails, and the pool opens another.
+        func close() {
+            guard let leased = connection.withLock({ $0 }) else { return }
+            Task { try? await leased.close() }
+        }
     }
 
     /// Opens one connection with these settings (TLS included), runs `SELECT 1` and closes it,
@@ -141,7 +202,7 @@ public final class Database: Sendable {
     public func ping() async -> Bool {
         do {
             return try await withConnection { connection in
-                try await connection.query("SELECT 1", logger: logger)
+                try await connection.query("SELECT 1", logger: self.logger)
                 return true
             }
         } catch {

@@ -44,6 +44,9 @@ public struct DatabaseSettings: Sendable, Equatable {
     public var maximumConnections: Int
     /// TLS; `nil`: off for loopback hosts, preferred elsewhere.
     public var tlsMode: TLSMode?
+    /// How long a request waits for a connection and its database work together before it
+    /// answers 503 `UNAVAILABLE` (`database.request_timeout`, default 5 s).
+    public var requestTimeout: Duration = .seconds(5)
 
     /// Creates settings from fields.
     public init(

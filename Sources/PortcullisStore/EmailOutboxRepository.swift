@@ -64,7 +64,7 @@ public struct EmailOutboxRepository: Sendable {
     /// Claims up to `limit` due messages, oldest first, for an attempt that must end within `lease`.
     public func claimDue(limit: Int, lease: Duration) async throws -> [ClaimedMessage] {
         let leaseMilliseconds = lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
-        return try await database.withConnection { connection in
+        return try await database.withTransaction { connection in
             let rows = try await connection.query(
                 """
                 UPDATE email_outbox o SET attempts = o.attempts + 1,
@@ -94,7 +94,7 @@ public struct EmailOutboxRepository: Sendable {
 
     /// Records a delivery and wipes the sealed link.
     public func markDelivered(_ message: ClaimedMessage) async throws {
-        _ = try await database.withConnection { connection in
+        _ = try await database.withTransaction { connection in
             try await connection.query(
                 """
                 UPDATE email_outbox SET delivered_at = now(), sealed_content = NULL, last_error = NULL

@@ -65,7 +65,7 @@ public struct IdentityProviderRepository: Sendable {
     /// Applies `change` to the stored configuration under its row lock; `nil` when absent.
     public func update(
         tenantId: String?, providerId: String, actor: String,
-        change: @Sendable (IdentityProvider) throws -> IdentityProvider
+        change: @escaping @Sendable (IdentityProvider) throws -> IdentityProvider
     ) async throws -> IdentityProvider? {
         try await database.withTransaction { connection in
             let rows = try await connection.query(

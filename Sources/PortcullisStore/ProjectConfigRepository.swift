@@ -52,7 +52,7 @@ public struct ProjectConfigRepository: Sendable {
 
     /// Applies `change` under a lock, audits it and notifies other instances.
     public func update(
-        actor: String, change: @Sendable (TenantSettings) throws -> TenantSettings
+        actor: String, change: @escaping @Sendable (TenantSettings) throws -> TenantSettings
     ) async throws -> ProjectConfig {
         try await database.withTransaction { connection in
             // Serialise writers even before the row exists.

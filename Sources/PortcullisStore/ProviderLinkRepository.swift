@@ -39,7 +39,7 @@ public struct ProviderLinkRepository: Sendable {
     /// Brings a link's copy of the provider's profile up to date (the provider's email,
     /// name and picture as of this sign-in).
     public func refresh(_ link: ProviderLink, tenantId: String?) async throws {
-        _ = try await database.withConnection { connection in
+        _ = try await database.withTransaction { connection in
             try await connection.query(
                 """
                 UPDATE user_providers SET email = \(link.email), display_name = \(link.displayName), photo_url = \(link.photoURL)
@@ -70,7 +70,7 @@ public struct ProviderLinkRepository: Sendable {
     public func linkByEmail(
         _ link: ProviderLink, email: String, tenantId: String?, provesEmail: Bool,
         profile: (displayName: String?, photoURL: String?), now: Timestamp,
-        decide: @Sendable (User) throws -> AccountLinking.Decision
+        decide: @escaping @Sendable (User) throws -> AccountLinking.Decision
     ) async throws -> EmailMatch {
         let tenant = tenantId ?? ""
         do {
@@ -180,7 +180,7 @@ public struct ProviderLinkRepository: Sendable {
     ///
     /// - Returns: the account after the change, or `nil` when it is gone or disabled.
     public func unlink(
-        _ providerIds: Set<String>, from uid: String, tenantId: String?, check: @Sendable (User) throws -> Void
+        _ providerIds: Set<String>, from uid: String, tenantId: String?, check: @escaping @Sendable (User) throws -> Void
     ) async throws -> User? {
         let tenant = tenantId ?? ""
         let removed = Array(providerIds)

@@ -95,11 +95,12 @@ public struct RefreshSessionRepository: Sendable {
         self.logger = logger
         let leaders = concurrentBatches ?? max(2, ProcessInfo.processInfo.activeProcessorCount)
         let slots = min(leaders, database.settings.maximumConnections)
+        // Each batch is a transaction of its own, answered only once its COMMIT is confirmed.
         rotations = StatementBatcher(maximumLeaders: slots, maximumBatch: 64) { [logger] batch in
-            try await database.withConnection { connection in try await Self.rotateCurrent(batch, on: connection, logger: logger) }
+            try await database.withTransaction { connection in try await Self.rotateCurrent(batch, on: connection, logger: logger) }
         }
         starts = StatementBatcher(maximumLeaders: slots, maximumBatch: 64) { [logger] batch in
-            try await database.withConnection { connection in try await Self.start(batch, on: connection, logger: logger) }
+            try await database.withTransaction { connection in try await Self.start(batch, on: connection, logger: logger) }
         }
     }
 
@@ -122,16 +123,18 @@ public struct RefreshSessionRepository: Sendable {
         // Batched with whatever other sign-ins are waiting. No answer in a batch may also mean
         // another sign-in of the same user took the row first, so only the request alone says
         // the user no longer qualifies; a failed batch likewise runs again alone.
-        if case .answered(let started?) = await starts.submit(start) {
-            return started
+        switch await starts.submit(start) {
+        case .answered(let started?): return started
+        case .unavailable: throw AuthError(.unavailable)
+        case .answered(nil), .failed: break
         }
-        return try await database.withConnection { connection in
+        return try await database.withTransaction { [logger] connection in
             try await Self.start([start], on: connection, logger: logger)[0]
         }
     }
 
     /// Starts each session whose user still qualifies, in one statement; `nil` for the others.
-    private static func start(
+    static func start(
         _ batch: [SessionStart], on connection: PostgresConnection, logger: Logger
     ) async throws -> [Timestamp?] {
         // Sorted by user, so batches that share users lock them in one order.
@@ -163,20 +166,25 @@ public struct RefreshSessionRepository: Sendable {
             tenant: tenantId ?? "", sessionId: sessionId, presentedHash: presentedHash, successorHash: successorHash, now: now)
         // The common case, batched with whatever other refreshes are waiting. A failed batch
         // says nothing about this request: it retries alone below, which reports its own error.
-        if case .answered(let rotated?) = await rotations.submit(rotation) {
-            return rotated
+        switch await rotations.submit(rotation) {
+        case .answered(let rotated?): return rotated
+        case .unavailable: throw AuthError(.unavailable)
+        case .answered(nil), .failed: break
         }
         let tenant = rotation.tenant
-        return try await database.withConnection { connection in
+        // One transaction; a refusal is returned, not thrown, so the revocation a reuse
+        // writes commits before the refusal is answered.
+        let outcome: Result<(session: RefreshSession, user: User), AuthError> = try await database.withTransaction {
+            [self] connection in
             for _ in 0..<3 {
                 if let rotated = try await Self.rotateCurrent([rotation], on: connection, logger: logger)[0] {
-                    return rotated
+                    return .success(rotated)
                 }
                 guard
                     let state = try await read(
                         connection, tenant: tenant, sessionId: sessionId, presentedHash: presentedHash,
                         successorHash: successorHash)
-                else { throw AuthError(.invalidRefreshToken) }
+                else { return .failure(AuthError(.invalidRefreshToken)) }
                 let decision = RefreshTokenPolicy.decide(
                     .init(
                         presented: state.presented, revoked: state.revoked, started: state.session.started,
@@ -184,25 +192,26 @@ public struct RefreshSessionRepository: Sendable {
                     validSince: state.user.validSince, now: now, graceSeconds: graceSeconds)
                 switch decision {
                 case .invalid:
-                    throw AuthError(.invalidRefreshToken)
+                    return .failure(AuthError(.invalidRefreshToken))
                 case .expired:
-                    throw AuthError(.tokenExpired)
+                    return .failure(AuthError(.tokenExpired))
                 case .reuseDetected:
                     try await connection.query(
                         "UPDATE refresh_sessions SET revoked = true WHERE tenant_id = \(tenant) AND session_id = \(sessionId)",
                         logger: logger)
-                    throw AuthError(.invalidRefreshToken)
+                    return .failure(AuthError(.invalidRefreshToken))
                 case .replayWithinGrace:
-                    guard !state.user.disabled else { throw AuthError(.userDisabled) }
-                    guard state.successorIsCurrent else { throw AuthError(.invalidRefreshToken) }
-                    return (state.session, state.user)
+                    guard !state.user.disabled else { return .failure(AuthError(.userDisabled)) }
+                    guard state.successorIsCurrent else { return .failure(AuthError(.invalidRefreshToken)) }
+                    return .success((state.session, state.user))
                 case .rotate:
-                    guard !state.user.disabled else { throw AuthError(.userDisabled) }
+                    guard !state.user.disabled else { return .failure(AuthError(.userDisabled)) }
                 // The session changed between the two statements: try again.
                 }
             }
-            throw AuthError(.invalidRefreshToken)
+            return .failure(AuthError(.invalidRefreshToken))
         }
+        return try outcome.get()
     }
 
     /// Rotates each live session whose current token is the one presented, in one

@@ -1,3 +1,4 @@
+import PortcullisCore
 import Synchronization
 
 /// Runs one statement for many concurrent requests: group commit for a hot write.
@@ -12,7 +13,9 @@ import Synchronization
 /// Every batch runs inside a request's own task, so there is no background task to start,
 /// stop or forget. When a batch fails, each request in it gets ``Outcome/failed`` and is
 /// expected to retry alone, so one request's cancellation or a deadlock victim never
-/// becomes another request's error.
+/// becomes another request's error; when the database is unavailable (the batch hit its
+/// deadline, or the server is gone), each gets ``Outcome/unavailable`` and gives up with its
+/// leader rather than wait out a deadline of its own.
 final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
     /// What a request gets back.
     enum Outcome: Sendable {
@@ -20,6 +23,8 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
         case answered(Response)
         /// The batch failed as a whole; the request should run alone.
         case failed
+        /// The database did not answer the batch in time, or is gone: the request fails too.
+        case unavailable
     }
 
     /// Runs one batch; returns one response per request, in order.
@@ -86,8 +91,16 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
             return Array(state.waiting.prefix(count))
         }
         // Not a swallowed failure: every request of a failed batch is told so and runs alone,
-        // which reports its own error.
-        let responses = try? await execute([own] + followers.map(\.request))
+        // which reports its own error, unless the database itself failed them all.
+        let responses: [Response]?
+        var failure = Outcome.failed
+        do {
+            responses = try await execute([own] + followers.map(\.request))
+        } catch let error as AuthError where error.code == .unavailable {
+            (responses, failure) = (nil, .unavailable)
+        } catch {
+            responses = nil
+        }
         let answered = responses.flatMap { $0.count == followers.count + 1 ? $0 : nil }
         // The slot passes on before the followers wake. Resumed tasks queue on the
         // executor in order, and the requests of this batch have their answers to finish
@@ -102,8 +115,8 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
         }
         next?.continuation.resume(returning: .lead)
         for (index, follower) in followers.enumerated() {
-            follower.continuation.resume(returning: .done(answered.map { .answered($0[index + 1]) } ?? .failed))
+            follower.continuation.resume(returning: .done(answered.map { .answered($0[index + 1]) } ?? failure))
         }
-        return answered.map { .answered($0[0]) } ?? .failed
+        return answered.map { .answered($0[0]) } ?? failure
     }
 }

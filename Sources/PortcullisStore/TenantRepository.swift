@@ -85,7 +85,7 @@ public struct TenantRepository: Sendable {
     ///
     /// `change` may throw (a validation error) to abort without writing.
     public func update(
-        id: String, actor: String, change: @Sendable (TenantSettings) throws -> TenantSettings
+        id: String, actor: String, change: @escaping @Sendable (TenantSettings) throws -> TenantSettings
     ) async throws -> Tenant? {
         try await database.withTransaction { connection in
             let rows = try await connection.query(

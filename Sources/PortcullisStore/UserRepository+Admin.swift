@@ -6,7 +6,8 @@ import PostgresNIO
 /// The `users` SQL of the admin API's audited changes to one account (each in one
 /// transaction with its audit row), and the audit rows themselves.
 extension UserRepository {
-    /// ``create(_:passwordHash:)`` with its audit row (`user.create`, by `actor`) in one transaction.
+    /// Inserts a user as ``create(_:passwordHash:firstSession:)`` does, without a session, and
+    /// its audit row (`user.create`, by `actor`), in one transaction.
     public func create(_ user: User, passwordHash: String?, actor: String) async throws -> User {
         do {
             return try await database.withTransaction { connection in

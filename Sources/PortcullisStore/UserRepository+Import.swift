@@ -31,7 +31,7 @@ extension UserRepository {
     /// an import is never stored without its record.
     /// - Returns: the refused users' errors, by index; `TENANT_NOT_FOUND` when the tenant is gone.
     public func importUsers(
-        tenantId: String?, _ rows: [ImportRow], audit: @Sendable ([Int: AuthError]) -> AuditEntry?
+        tenantId: String?, _ rows: [ImportRow], audit: @escaping @Sendable ([Int: AuthError]) -> AuditEntry?
     ) async throws -> [Int: AuthError] {
         guard !rows.isEmpty else { return [:] }
         let tenant = tenantId ?? ""

@@ -36,17 +36,25 @@ public struct UserRepository: Sendable {
     static let qualifiedColumns = (plainColumns.map { "users." + $0 } + [providersColumn]).joined(separator: ", ")
 
     /// Inserts a user with its links (the `password` link, and a federated identity for a
-    /// federated sign-up), in one statement: `EMAIL_EXISTS`, `DUPLICATE_LOCAL_ID` or
-    /// `FEDERATED_USER_ID_ALREADY_LINKED` on a unique clash, `TENANT_NOT_FOUND` when the
-    /// tenant is gone.
+    /// federated sign-up) and starts its first session, in one transaction: a sign-up is
+    /// answered only once both have committed, and a failure leaves neither, so the client's
+    /// retry never meets `EMAIL_EXISTS` for an account it was never told about.
+    /// `EMAIL_EXISTS`, `DUPLICATE_LOCAL_ID` or `FEDERATED_USER_ID_ALREADY_LINKED` on a unique
+    /// clash, `TENANT_NOT_FOUND` when the tenant is gone.
     ///
     /// Users have no foreign key to tenants (project users have no tenant row), so the tenant
     /// row is held `FOR SHARE` as one would be: its deletion waits and takes the new user
     /// along, or came first and nothing is written (whatever an instance's cache believes).
-    public func create(_ user: User, passwordHash: String?) async throws -> User {
+    /// - Returns: the user as stored and its session's start.
+    public func create(
+        _ user: User, passwordHash: String?, firstSession: SessionStart
+    ) async throws -> (user: User, started: Timestamp) {
         do {
-            return try await database.withConnection { connection in
-                try await insert(user, passwordHash: passwordHash, on: connection)
+            return try await database.withTransaction { [self] connection in
+                let created = try await insert(user, passwordHash: passwordHash, on: connection)
+                guard let started = try await RefreshSessionRepository.start([firstSession], on: connection, logger: logger)[0]
+                else { throw AuthError(.internalError, detail: "a new user's session did not start") }
+                return (created, started)
             }
         } catch let violation as UniqueViolation {
             throw Self.creationConflict(violation)
@@ -62,7 +70,7 @@ public struct UserRepository: Sendable {
         }
     }
 
-    /// ``create(_:passwordHash:)``'s statement, on `connection` (inside the caller's transaction
+    /// The insert of ``create(_:passwordHash:firstSession:)``, on `connection` (inside the caller's transaction
     /// when there is one); unique clashes come out as ``UniqueViolation``.
     func insert(_ user: User, passwordHash: String?, on connection: PostgresConnection) async throws -> User {
         var user = user

@@ -231,6 +231,7 @@ struct SettingsLoader {
                 host: dbHost, port: try int("database.port", default: 5432, range: 1...65535), user: user,
                 password: password, database: string("database.name") ?? user, maximumConnections: maxConnections)
         }
+        database.requestTimeout = .seconds(try int("database.request_timeout", default: 5, range: 1...300))
         if let tls = string("database.tls") {
             guard let mode = DatabaseSettings.TLSMode(setting: tls) else {
                 throw SettingsError(key: "database.tls", reason: "must be disable, prefer or require")
