@@ -137,6 +137,9 @@ public final class KeyringService: InvalidationSubscriber {
         }
     }
 
+    /// Forward auth verifies with it through a database outage.
+    public var keptThroughOutage: Bool { true }
+
     public func invalidateAll() {
         cache.invalidateAll()
     }

@@ -67,6 +67,9 @@ public final class VerifiedTokenCache: InvalidationSubscriber {
         }
     }
 
+    /// Forward auth verifies with it through a database outage.
+    public var keptThroughOutage: Bool { true }
+
     public func invalidateAll() {
         generations.withLock { $0 = Generations(invalidations: $0.invalidations &+ 1) }
     }

@@ -265,7 +265,8 @@ public struct PortcullisServer: Sendable {
 
         let requestTimeout = TimeAmount(configuration.requestTimeout)
         var application = Application(
-            responder: PortcullisResponder(inner: router.buildResponder(), metrics: metrics),
+            responder: PortcullisResponder(
+                inner: router.buildResponder(), metrics: metrics, databaseTimeout: configuration.database.requestTimeout),
             server: .http1(
                 configuration: .init(
                     additionalChannelHandlers: [

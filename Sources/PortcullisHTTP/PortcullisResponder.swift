@@ -1,5 +1,6 @@
 public import Hummingbird
 import PortcullisCore
+import PortcullisStore
 
 /// The outermost responder: emulator prefixes, legacy v3 paths, cross-origin requests,
 /// bodies declared too large, and request metrics.
@@ -17,16 +18,26 @@ public struct PortcullisResponder<Inner: HTTPResponder>: HTTPResponder where Inn
 
     let inner: Inner
     let metrics: HTTPMetrics
+    /// `database.request_timeout`: the database budget of each request.
+    let databaseTimeout: Duration
     /// The CORS policy, for requests that name an `Origin`.
     let cors = BrowserCORSMiddleware()
 
-    /// Wraps the router's responder.
-    public init(inner: Inner, metrics: HTTPMetrics) {
+    /// Wraps the router's responder; each request's database calls share `databaseTimeout`.
+    public init(inner: Inner, metrics: HTTPMetrics, databaseTimeout: Duration) {
         self.inner = inner
         self.metrics = metrics
+        self.databaseTimeout = databaseTimeout
     }
 
     public func respond(to request: Request, context: Context) async throws -> Response {
+        // However many database calls the request makes, they wait at most the timeout together.
+        try await Database.$requestBudget.withValue(RequestBudget(databaseTimeout)) {
+            try await serve(request, context: context)
+        }
+    }
+
+    private func serve(_ request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
         let request = Self.rewritingAliases(request)
         // Only a browser names an origin; `answer` never throws, so every answer, errors

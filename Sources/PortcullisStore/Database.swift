@@ -27,13 +27,23 @@ public final class Database: Sendable {
     public init(settings: DatabaseSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
-        self.client = PostgresClient(configuration: settings.clientConfiguration, backgroundLogger: logger)
+        // The pool logs every connection attempt at info: twenty lines for one unreachable
+        // server. The listener reports the outage once, by name (`InvalidationListener`).
+        var background = logger
+        background.logLevel = max(logger.logLevel, .warning)
+        self.client = PostgresClient(configuration: settings.clientConfiguration, backgroundLogger: background)
     }
 
     /// Runs the pool until the task is cancelled (for one-shot commands; daemons run `client` as a service).
     public func run() async {
         await client.run()
     }
+
+    /// The database time left to the request being served, set by the HTTP layer for each
+    /// request (``RequestBudget``): its calls share one `database.request_timeout`, so a
+    /// request that makes several still gives up within it. Calls outside a request get the
+    /// whole timeout each.
+    @TaskLocal public static var requestBudget: RequestBudget?
 
     /// Connections currently leased by Portcullis code.
     public var connectionsInUse: Int { inUse.value.load(ordering: .relaxed) }
@@ -118,10 +128,19 @@ public final class Database: Sendable {
         _ function: String, _ call: @escaping @Sendable (LeasedConnection) async throws -> Result
     ) async throws -> Result {
         try admit()
+        let budget = Self.requestBudget?.remaining(of: settings.requestTimeout) ?? settings.requestTimeout
+        guard budget > .zero else {
+            logger.error(
+                "request spent its database.request_timeout before this database call; answering 503",
+                metadata: ["call": "\(function)", "timeout": "\(settings.requestTimeout)"])
+            throw AuthError(.unavailable)
+        }
         let leased = LeasedConnection()
+        let start = ContinuousClock.now
+        defer { Self.requestBudget?.spend(.now - start) }
         do {
             return try await CallDeadline.run(
-                within: settings.requestTimeout,
+                within: budget,
                 { [inUse] in
                     inUse.value.add(1, ordering: .relaxed)
                     defer { inUse.value.subtract(1, ordering: .relaxed) }

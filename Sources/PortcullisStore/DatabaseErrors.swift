@@ -35,6 +35,22 @@ enum DatabaseErrors {
         }
     }
 
+    /// What an operator needs to know of a failure, never a parameter value: the server's
+    /// SQLSTATE and message, or what the client saw (a refused or dropped connection).
+    static func describe(_ error: any Error) -> Logger.Metadata {
+        guard let error = error as? PSQLError else { return ["reason": "\(error)"] }
+        switch error.code {
+        case .server:
+            return [
+                "sqlstate": "\(error.serverInfo?[.sqlState] ?? "")", "message": "\(error.serverInfo?[.message] ?? "")",
+            ]
+        case .connectionError:
+            return ["reason": "\(error.underlying.map { "\($0)" } ?? "connection failed")"]
+        default:
+            return ["reason": "\(error.code)"]
+        }
+    }
+
     /// An error from leasing a connection: the pool's own failures (it cannot connect, it is
     /// shutting down) are the database being unavailable, not a fault of the request.
     static func translateLease(_ error: any Error, logger: Logger) -> any Error {

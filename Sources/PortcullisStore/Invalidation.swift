@@ -70,4 +70,15 @@ public protocol InvalidationSubscriber: Sendable {
     func invalidate(_ event: InvalidationEvent)
     /// Drops everything (the listener reconnected and may have missed events).
     func invalidateAll()
+    /// Whether what it holds stays in use while the database is unreachable (it is dropped
+    /// when the listener reconnects all the same). True for what forward auth verifies with
+    /// — tenant settings, signing keys, verified tokens — which an outage cannot change:
+    /// nothing is written while no instance reaches the database, and whatever was written
+    /// meanwhile is flushed on reconnection before a request is admitted again.
+    var keptThroughOutage: Bool { get }
+}
+
+extension InvalidationSubscriber {
+    /// Caches are dropped when the connection is lost unless they say otherwise.
+    public var keptThroughOutage: Bool { false }
 }

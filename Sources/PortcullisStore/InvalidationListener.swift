@@ -1,13 +1,18 @@
 public import Logging
 import PostgresNIO
 public import ServiceLifecycle
+import Synchronization
 
 /// Keeps every subscriber's cache coherent with the database.
 ///
 /// Leases one pool connection for as long as it lives and `LISTEN`s on
 /// ``InvalidationEvent/channel``; when that connection drops it leases another
-/// with backoff and flushes every cache (events may have been missed meanwhile).
-/// A periodic full flush is the safety net for anything still missed.
+/// with backoff and flushes every cache once it listens again (events may have been
+/// missed meanwhile). A periodic full flush is the safety net for anything still missed.
+///
+/// Through an outage, the caches that forward auth verifies with are kept
+/// (``InvalidationSubscriber/keptThroughOutage``): `/v1/verify` goes on answering
+/// from them, while every request that needs the database answers 503.
 ///
 /// Its connection is also the database's canary: losing it marks the database
 /// unreachable (requests fail fast, see ``Database``), listening again marks it back.
@@ -41,7 +46,8 @@ public struct InvalidationListener: Service {
     private func refreshLoop() async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: fullRefreshInterval) } catch { return }
-            flushAll()
+            // Through an outage nothing can be missed that reconnecting does not flush.
+            if database.isReachable { flushAll() }
         }
     }
 
@@ -49,8 +55,53 @@ public struct InvalidationListener: Service {
         for subscriber in subscribers { subscriber.invalidateAll() }
     }
 
+    /// The connection's life as the log tells it: one line per change of state (lost,
+    /// retrying, back), naming the server and the reason, however long the outage lasts.
+    private final class Outage: Sendable {
+        private struct State {
+            var since: ContinuousClock.Instant?
+            var failures = 0
+        }
+
+        private let state = Mutex(State())
+
+        /// Records a failure; the lines it deserves are logged (the first two of an outage).
+        func failed(_ error: any Error, database: Database, logger: Logger) {
+            let (failures, started) = state.withLock { state -> (Int, Bool) in
+                let started = state.since == nil
+                if started { state.since = .now }
+                state.failures += 1
+                return (state.failures, started)
+            }
+            var metadata = DatabaseErrors.describe(error)
+            metadata["database"] = "\(database.settings.host):\(database.settings.port)"
+            if started {
+                logger.error("lost the connection to PostgreSQL; requests answer 503 UNAVAILABLE until it is back", metadata: metadata)
+            } else if failures == 2 {
+                logger.warning("PostgreSQL is still unreachable; retrying, backing off to every 5 s", metadata: metadata)
+            } else {
+                logger.debug("PostgreSQL is still unreachable", metadata: metadata)
+            }
+        }
+
+        /// Records that listening works again; logs how long the outage lasted, if there was one.
+        func recovered(database: Database, logger: Logger) {
+            let since = state.withLock { state -> ContinuousClock.Instant? in
+                defer { state = State() }
+                return state.since
+            }
+            guard let since else { return }
+            logger.notice(
+                "PostgreSQL is back; requests are served again",
+                metadata: [
+                    "database": "\(database.settings.host):\(database.settings.port)", "outage": "\(ContinuousClock.now - since)",
+                ])
+        }
+    }
+
     private func listenLoop() async {
         var backoff = Duration.milliseconds(100)
+        let outage = Outage()
         while !Task.isCancelled {
             do {
                 try await database.client.withConnection { connection in
@@ -58,6 +109,7 @@ public struct InvalidationListener: Service {
                         // Anything cached before LISTEN took effect may be stale.
                         flushAll()
                         database.setReachable(true)
+                        outage.recovered(database: database, logger: logger)
                         backoff = .milliseconds(100)
                         logger.debug("listening for invalidations")
                         for try await notification in notifications {
@@ -72,10 +124,10 @@ public struct InvalidationListener: Service {
             } catch {
                 if !Task.isCancelled {
                     database.setReachable(false)
-                    logger.warning("invalidation listener lost its connection: \(error)")
+                    outage.failed(error, database: database, logger: logger)
                 }
             }
-            flushAll()
+            for subscriber in subscribers where !subscriber.keptThroughOutage { subscriber.invalidateAll() }
             do { try await Task.sleep(for: backoff) } catch { return }
             backoff = min(backoff * 2, .seconds(5))
         }

@@ -125,6 +125,9 @@ public final class TenantSettingsCache: InvalidationSubscriber {
         }
     }
 
+    /// Forward auth verifies with it through a database outage.
+    public var keptThroughOutage: Bool { true }
+
     public func invalidateAll() {
         state.withLock { state in
             state.generation &+= 1

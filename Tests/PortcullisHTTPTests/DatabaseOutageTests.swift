@@ -2,11 +2,12 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisAuth
 import PortcullisCore
-import PortcullisHTTP
 import PortcullisStore
 import PortcullisTestSupport
 import PostgresNIO
 import Testing
+
+@testable import PortcullisHTTP
 
 @Suite("A lost database")
 struct DatabaseOutageTests {
@@ -60,6 +61,60 @@ struct DatabaseOutageTests {
             let failed = try await gateway.send(.post, lookup, json: #"{"localId":["\#(session.uid)"]}"#)
             #expect(failed.status.code >= 500, "\(String(buffer: failed.body))")
             #expect(failed.errorMessage != nil)
+        }
+    }
+}
+
+@Suite("Forward auth through a database outage")
+struct ForwardAuthOutageTests {
+    @Test("PostgreSQL stopped: cached tenants' tokens still verify; checkRevoked and an instance without the keys answer 503, never 401")
+    func verifiesFromCache() async throws {
+        try await PrivatePostgreSQL.run { cluster in
+            // A periodic full flush every second: the outage outlasts several of them.
+            let server = try TestGateway.make(settings: cluster.settings) { $0.cacheRefreshInterval = .seconds(1) }
+            let fresh = try TestGateway.make(settings: cluster.settings)
+            // A second instance, started before the outage, that never needs the tenant's keys before it.
+            try await fresh.application.test(.router) { freshClient in
+                try await server.application.test(.router) { client in
+                    let (_, secret) = try await server.adminKeys.create(displayName: "test", scope: .project, actor: "test")
+                    let gateway = TestGateway(server: server, client: client, projectKey: secret)
+                    let tenant = try await gateway.createTenant(#"{"displayName":"outage","allowPasswordSignup":true}"#)
+                    let seen = try await gateway.signUp("seen@example.com", tenant: tenant)
+                    // Never presented to /v1/verify before the outage: its signature is checked during it.
+                    let unseen = try await gateway.signUp("unseen@example.com", tenant: tenant)
+                    try await gateway.send(
+                        .patch, "/v2/projects/\(TestGateway.projectId)/config?updateMask=allowPasswordSignup",
+                        json: #"{"allowPasswordSignup":true}"#)
+                    let project = try await gateway.signUp("project@example.com")
+                    @Sendable func verify(
+                        _ token: String, _ query: String = "", on client: some TestClientProtocol
+                    ) async throws -> TestResponse {
+                        try await client.execute(uri: "/v1/verify\(query)", method: .get, headers: [.authorization: "Bearer \(token)"])
+                    }
+                    #expect(try await verify(seen.idToken, on: client).status == .ok)
+                    #expect(try await verify(project.idToken, "?checkRevoked=true", on: client).status == .ok)
+
+                    try await cluster.stop()
+                    #expect(try await eventually { !server.database.isReachable } != nil)
+                    try await Task.sleep(for: .milliseconds(2500))
+
+                    for token in [seen.idToken, unseen.idToken, project.idToken] {
+                        let answer = try await verify(token, on: client)
+                        #expect(answer.status == .ok, "\(String(buffer: answer.body))")
+                        #expect(answer.headers[VerifyRoutes.userId] != nil)
+                    }
+                    #expect(try await verify(unseen.idToken, on: client).headers[VerifyRoutes.tenantId] == tenant)
+                    // What the gateway can still decide without the database, it decides.
+                    #expect(try await verify(seen.idToken + "x", on: client).status == .unauthorized)
+                    // What it cannot is 503, even for a user whose revocation state it had read.
+                    try await verify(project.idToken, "?checkRevoked=true", on: client).expectEnvelope(.serviceUnavailable, "UNAVAILABLE")
+                    try await verify(seen.idToken, on: freshClient).expectEnvelope(.serviceUnavailable, "UNAVAILABLE")
+
+                    try await cluster.start()
+                    #expect(try await eventually { server.database.isReachable } != nil)
+                    #expect(try await verify(seen.idToken, "?checkRevoked=true", on: client).status == .ok)
+                }
+            }
         }
     }
 }

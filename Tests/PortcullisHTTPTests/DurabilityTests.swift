@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import PortcullisAuth
 import PortcullisCore
 import PortcullisHTTP
 import PortcullisStore
@@ -111,9 +112,10 @@ struct DurabilityTests {
             slowest = max(slowest, elapsed)
         }
 
-        func acknowledgeSignUp(_ email: String, refreshToken: String) {
+        /// A sign-up answered 200; its session is checked too unless the load goes on using it.
+        func acknowledgeSignUp(_ email: String, refreshToken: String?) {
             signedUp.append(email)
-            sessions.append(refreshToken)
+            if let refreshToken { sessions.append(refreshToken) }
         }
 
         func acknowledgeSession(_ refreshToken: String) { sessions.append(refreshToken) }
@@ -211,6 +213,84 @@ struct DurabilityTests {
                     answer = try await gateway.refresh(token)
                 }
                 #expect(answer.status == .ok, "an acknowledged token no longer refreshes: \(String(buffer: answer.body))")
+            }
+        }
+    }
+
+    @Test("PostgreSQL crashed (pg_ctl stop -m immediate) under load and started again: nothing acknowledged is lost")
+    func crashedServer() async throws {
+        let timeout = Duration.seconds(2)
+        try await PrivatePostgreSQL.run { cluster in
+            let server = try TestGateway.make(settings: cluster.settings) { $0.database.requestTimeout = timeout }
+            try await server.application.test(.router) { client in
+                let (_, secret) = try await server.adminKeys.create(displayName: "test", scope: .project, actor: "test")
+                let gateway = TestGateway(server: server, client: client, projectKey: secret)
+                let tenant = try await gateway.createTenant(
+                    #"{"allowPasswordSignup":true,"scryptParameters":{"logN":10,"r":1,"p":1}}"#)
+                let ledger = Ledger()
+                let clock = ContinuousClock()
+                let end = clock.now + .seconds(5)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(1))
+                        try await cluster.crash()
+                        try await Task.sleep(for: .milliseconds(500))
+                        try await cluster.start()
+                    }
+                    for worker in 0..<6 {
+                        group.addTask {
+                            var step = 0
+                            var chain: String?
+                            while clock.now < end {
+                                step += 1
+                                let start = clock.now
+                                if let token = chain, step % 2 == 0 {
+                                    let answer = try await gateway.refresh(token)
+                                    await ledger.record(answer.status.code, clock.now - start)
+                                    if answer.status == .ok, case .string(let next)? = try answer.json().value(at: ["refresh_token"]) {
+                                        chain = next
+                                    }
+                                } else {
+                                    let email = "crash-\(worker)-\(step)@example.com"
+                                    let answer = try await gateway.endUser(
+                                        "accounts:signUp", ["email": .string(email), "password": "correct horse"], tenant: tenant)
+                                    await ledger.record(answer.status.code, clock.now - start)
+                                    if answer.status == .ok, case .string(let token)? = try answer.json().value(at: ["refreshToken"]) {
+                                        // The first session becomes this worker's refresh chain, checked at its end.
+                                        await ledger.acknowledgeSignUp(email, refreshToken: chain == nil ? nil : token)
+                                        chain = chain ?? token
+                                    }
+                                }
+                                if step % 8 == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                            }
+                            if let chain { await ledger.acknowledgeSession(chain) }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let statuses = await ledger.statuses
+                #expect(Set(statuses.keys).isSubset(of: [200, 503]), "\(statuses)")
+                #expect((statuses[503] ?? 0) > 0, "the crash must bite: \(statuses)")
+                let slowest = await ledger.slowest
+                #expect(slowest <= timeout + .seconds(1), "slowest answer \(slowest)")
+                #expect(try await eventually { server.database.isReachable } != nil)
+                let emails = await ledger.signedUp
+                let stored = try await server.database.withConnection { connection in
+                    let rows = try await connection.query(
+                        "SELECT count(*) FROM users WHERE tenant_id = \(tenant) AND email = ANY(\(emails))", logger: TestDatabase.logger)
+                    var count: Int64 = -1
+                    for try await value in rows.decode(Int64.self) { count = value }
+                    return count
+                }
+                #expect(stored == Int64(emails.count), "\(emails.count) sign-ups acknowledged, \(stored) stored")
+                for token in await ledger.sessions {
+                    var answer = try await gateway.refresh(token)
+                    for _ in 0..<20 where answer.status == .serviceUnavailable {
+                        try await Task.sleep(for: .milliseconds(100))
+                        answer = try await gateway.refresh(token)
+                    }
+                    #expect(answer.status == .ok, "an acknowledged token no longer refreshes: \(String(buffer: answer.body))")
+                }
             }
         }
     }

@@ -1,6 +1,8 @@
 import Foundation
+import PortcullisCore
 import PortcullisStore
 import PortcullisTestSupport
+import PostgresNIO
 import Testing
 
 @Suite("Reaching PostgreSQL")
@@ -30,6 +32,44 @@ struct DatabaseConnectionTests {
         }
         #expect(error?.description.hasPrefix("cannot connect to PostgreSQL at \(settings.host):1") == true, "\(error?.description ?? "")")
         #expect(error?.description.contains("s3cret") == false)
+    }
+
+    @Test("a connection closed right after checkout: every call still answers within request_timeout, and the pool recovers")
+    func closedAfterCheckout() async throws {
+        var settings = try await TestDatabase.create()
+        settings.maximumConnections = 2
+        settings.requestTimeout = .seconds(1)
+        let database = Database(settings: settings, logger: TestDatabase.logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await database.run() }
+            defer { group.cancelAll() }
+            #expect(await database.ping())
+            for _ in 0..<4 {
+                let started = ContinuousClock.now
+                // What a server restart does to a connection the pool just handed out: the
+                // query that follows is written to a closed channel.
+                await #expect(throws: AuthError.self) {
+                    try await database.withConnection { connection in
+                        try await connection.close()
+                        var rows = 0
+                        for try await _ in try await connection.query("SELECT 1", logger: TestDatabase.logger) { rows += 1 }
+                        return rows
+                    }
+                }
+                #expect(ContinuousClock.now - started < .seconds(2))
+            }
+            // The deadline of a call that hangs in the driver: answered, and its connection given up.
+            let started = ContinuousClock.now
+            let error = await #expect(throws: AuthError.self) {
+                try await database.withConnection { connection in
+                    try await connection.query("SELECT pg_sleep(30)", logger: TestDatabase.logger)
+                }
+            }
+            #expect(error?.code == .unavailable)
+            #expect(ContinuousClock.now - started < .seconds(2))
+            let recovered = try await eventually { await database.ping() }
+            #expect(recovered != nil)
+        }
     }
 
     @Test("TLS modes from database.tls and from a URL's sslmode; loopback defaults to disable, other hosts to prefer")

@@ -7,7 +7,10 @@ import PortcullisCrypto
 /// `GET /v1/verify`: forward auth for reverse proxies (nginx `auth_request`, Traefik, Caddy).
 ///
 /// 200 with `X-Auth-*` headers for a valid ID token; 401 with none otherwise.
-/// Without `checkRevoked` it touches no database: signature and claims only.
+/// Without `checkRevoked` it touches no database once the tenant's keys are cached
+/// (signature and claims only), and keeps answering from them through a database outage.
+/// What it cannot decide without the database (`checkRevoked`, a tenant not cached yet) is
+/// 503: a 401 would send every user of the proxy to sign in again.
 struct VerifyRoutes {
     let tokens: TokenService
     let revocation: RevocationCache
@@ -37,7 +40,7 @@ struct VerifyRoutes {
                 }
                 verified = IDTokenClaimsView(claims)
                 context.tenant.set(claims.tenantId)
-            } catch let error as AuthError {
+            } catch let error as AuthError where error.code != .unavailable {
                 throw AuthError(.unauthenticated, detail: error.code.rawValue)
             }
             var headers: HTTPFields = [Self.userId: verified.uid, Self.emailVerified: verified.emailVerified ? "true" : "false"]

@@ -1,0 +1,315 @@
+"""Database faults under load, as scripts/faults describes; run by it, not directly.
+
+Two daemons share one private PostgreSQL. For each fault, eight workers drive a mixed load
+across both daemons while the fault happens; every acknowledged write is recorded and
+checked afterwards against the database (sign-ups, admin creates) and through the API
+(each acknowledged refresh token is its session's current one, each acknowledged sign-in's
+session refreshes, the last acknowledged toggle holds on both daemons).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+BIN = os.environ["FAULTS_BIN"]
+PG_PORT = os.environ["FAULTS_PG_PORT"]
+PG_BIN = os.environ["FAULTS_PG_BIN"]
+WORK = os.environ["FAULTS_WORK"]
+RUNS = int(os.environ["FAULTS_RUNS"])
+PORTS = [int(os.environ["FAULTS_PORT_A"]), int(os.environ["FAULTS_PORT_B"])]
+PROJECT = "faults"
+API_KEY = "faults-key"
+REQUEST_TIMEOUT = 2.0  # database.request_timeout of the daemons
+CLIENT_TIMEOUT = 30.0  # a request still unanswered after this long is "unanswered"
+WORKERS = 8
+LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "postgres.sh")
+
+
+def log(message):
+    print(message, flush=True)
+
+
+def shell(script):
+    """Runs `script` in bash with scripts/lib/postgres.sh sourced."""
+    subprocess.run(["bash", "-c", f"source {LIBRARY}; {script}"], check=True, stdout=subprocess.DEVNULL)
+
+
+def psql(sql):
+    return subprocess.run(
+        [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-d", "faults", "-tAc", sql],
+        check=True, capture_output=True, text=True).stdout.strip()
+
+
+def http(method, url, body=None, headers=None, timeout=CLIENT_TIMEOUT):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        try:
+            return error.code, json.loads(error.read() or b"{}")
+        except ValueError:
+            return error.code, {}
+
+
+class Daemon:
+    def __init__(self, port, name):
+        self.port, self.name = port, name
+        self.base = f"http://127.0.0.1:{port}"
+        self.start()
+
+    def start(self):
+        env = {
+            "PORTCULLIS_PROJECT_ID": PROJECT, "PORTCULLIS_LISTEN_PORT": str(self.port),
+            "PORTCULLIS_DATABASE_URL": f"postgres://portcullis@127.0.0.1:{PG_PORT}/faults",
+            "PORTCULLIS_DATABASE_REQUEST_TIMEOUT": str(int(REQUEST_TIMEOUT)),
+            "PORTCULLIS_API_KEYS": API_KEY, "PORTCULLIS_MASTER_KEY_FILE": f"{WORK}/master.key",
+            "PORTCULLIS_LOG_LEVEL": "notice", "PORTCULLIS_PUBLIC_URL": self.base,
+            "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_ACCOUNT": "0", "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_IP": "0",
+            "PORTCULLIS_LIMITS_SIGN_UPS_PER_IP": "0",
+        }
+        # argv[0] names the work directory, so cleanup finds strays whatever happened.
+        self.process = subprocess.Popen([f"{WORK}/portcullis-serve", "serve"], executable=f"{BIN}/portcullis",
+                                        env=dict(os.environ, **env), stderr=open(f"{WORK}/{self.name}.log", "a"))
+        self.wait_ready()
+
+    def wait_ready(self, limit=60):
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                if http("GET", f"{self.base}/readyz", timeout=2)[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise SystemExit(f"{self.name} did not become ready; see {WORK}/{self.name}.log")
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+
+class Ledger:
+    """What the load saw and what was acknowledged."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.statuses = {}
+        self.slowest = 0.0
+        self.late = 0
+        self.signed_up = []
+        self.created = []
+        self.sessions = []
+        self.toggle = None
+        self.first_write_after = {}
+
+    def record(self, status, elapsed, write):
+        with self.lock:
+            self.statuses[status] = self.statuses.get(status, 0) + 1
+            self.slowest = max(self.slowest, elapsed)
+            if elapsed > REQUEST_TIMEOUT + 1:
+                self.late += 1
+            if write and status == 200:
+                now = time.monotonic()
+                for mark, seen in list(self.first_write_after.items()):
+                    if seen is None and now >= mark:
+                        self.first_write_after[mark] = now
+
+
+def worker(index, daemons, ledger, tenant, admin, stop, chain):
+    step = 0
+    while not stop.is_set():
+        step += 1
+        daemon = daemons[step % 2]
+        kind = step % 5
+        started = time.monotonic()
+        try:
+            if kind == 0:
+                email = f"up-{index}-{step}-{time.monotonic_ns()}@example.com"
+                status, body = http("POST", f"{daemon.base}/v1/accounts:signUp?key={API_KEY}",
+                                    {"email": email, "password": "correct horse", "tenantId": tenant})
+                if status == 200:
+                    with ledger.lock:
+                        ledger.signed_up.append(email)
+                        ledger.sessions.append(body["refreshToken"])
+            elif kind == 1 or kind == 3:
+                status, body = http("POST", f"{daemon.base}/v1/token?key={API_KEY}",
+                                    {"grant_type": "refresh_token", "refresh_token": chain[0]})
+                if status == 200:
+                    chain[0] = body["refresh_token"]
+            elif kind == 2:
+                status, body = http("POST", f"{daemon.base}/v1/accounts:signInWithPassword?key={API_KEY}",
+                                    {"email": f"seed{index}@example.com", "password": "correct horse", "tenantId": tenant})
+                if status == 200:
+                    with ledger.lock:
+                        ledger.sessions.append(body["refreshToken"])
+            else:
+                if step % 10 == 4:
+                    value = (step // 10) % 2 == 0
+                    status, _ = http("PATCH", f"{daemon.base}/v2/projects/{PROJECT}/tenants/{tenant}?updateMask=client.permissions",
+                                     {"client": {"permissions": {"disabledUserDeletion": value}}},
+                                     {"Authorization": f"Bearer {admin}"})
+                    if status == 200:
+                        with ledger.lock:
+                            ledger.toggle = (time.monotonic(), value)
+                else:
+                    uid = f"made-{index}-{step}-{time.monotonic_ns()}"
+                    status, _ = http("POST", f"{daemon.base}/v1/projects/{PROJECT}/tenants/{tenant}/accounts",
+                                     {"localId": uid}, {"Authorization": f"Bearer {admin}"})
+                    if status == 200:
+                        with ledger.lock:
+                            ledger.created.append(uid)
+        except OSError:
+            status = 0  # no answer at all (connection refused while a daemon restarts, or the client's timeout)
+        ledger.record(status, time.monotonic() - started, write=True)
+        if status in (0, 503):
+            time.sleep(0.05)
+
+
+def check(daemons, ledger, tenant, chains):
+    """Counts acknowledged writes that did not survive."""
+    lost = 0
+    if ledger.signed_up:
+        emails = ",".join("'" + email + "'" for email in ledger.signed_up)
+        stored = int(psql(f"SELECT count(*) FROM users WHERE tenant_id = '{tenant}' AND email IN ({emails})"))
+        lost += len(ledger.signed_up) - stored
+    if ledger.created:
+        uids = ",".join("'" + uid + "'" for uid in ledger.created)
+        stored = int(psql(f"SELECT count(*) FROM users WHERE tenant_id = '{tenant}' AND uid IN ({uids})"))
+        lost += len(ledger.created) - stored
+    for index, token in enumerate(ledger.sessions + [chain[0] for chain in chains]):
+        status, body = http("POST", f"{daemons[index % 2].base}/v1/token?key={API_KEY}",
+                            {"grant_type": "refresh_token", "refresh_token": token})
+        if status != 200:
+            lost += 1
+            log(f"    lost session: {status} {body}")
+        elif index >= len(ledger.sessions):
+            chains[index - len(ledger.sessions)][0] = body["refresh_token"]
+    if ledger.toggle:
+        expected = ledger.toggle[1]
+        for daemon in daemons:
+            # Each instance applies a toggle within a second; a request then sees it.
+            time.sleep(1.2)
+            status, body = http("GET", f"{daemon.base}/v2/projects/{PROJECT}/tenants/{tenant}",
+                                headers={"Authorization": f"Bearer {ADMIN}"})
+            if status != 200 or body.get("client", {}).get("permissions", {}).get("disabledUserDeletion", False) != expected:
+                lost += 1
+                log(f"    toggle lost on {daemon.name}: {status} {body}")
+    return lost
+
+
+def pg_ctl(arguments):
+    shell(f'pg_as_owner "$(pg_find_bin)/pg_ctl" -D {WORK}/pg/data {arguments} >/dev/null')
+
+
+def pg_start():
+    shell(f"pg_start_cluster {WORK}/pg {PG_PORT}")
+
+
+def fault_restart(daemons):
+    pg_ctl("-m fast -w restart")
+    return time.monotonic()
+
+
+def fault_crash(daemons):
+    pg_ctl("-m immediate -w stop")
+    pg_start()
+    return time.monotonic()
+
+
+def fault_stop(daemons):
+    pg_ctl("-m fast -w stop")
+    time.sleep(10)
+    pg_start()
+    return time.monotonic()
+
+
+def fault_terminate(daemons):
+    until = time.monotonic() + 5
+    while time.monotonic() < until:
+        psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'faults' AND pid <> pg_backend_pid()")
+        time.sleep(0.2)
+    return time.monotonic()
+
+
+def fault_kill(daemons):
+    daemons[0].kill()
+    daemons[0].start()
+    return time.monotonic()
+
+
+def fault_sighup(daemons):
+    daemons[1].process.send_signal(signal.SIGHUP)
+    return time.monotonic()
+
+
+FAULTS = [
+    ("restart", fault_restart), ("crash", fault_crash), ("stop 10 s", fault_stop),
+    ("terminate backends", fault_terminate), ("SIGKILL instance", fault_kill), ("SIGHUP instance", fault_sighup),
+]
+
+ADMIN = ""
+
+
+def main():
+    global ADMIN
+    env = dict(os.environ, PORTCULLIS_PROJECT_ID=PROJECT, PORTCULLIS_MASTER_KEY_FILE=f"{WORK}/master.key",
+               PORTCULLIS_DATABASE_URL=f"postgres://portcullis@127.0.0.1:{PG_PORT}/faults")
+    subprocess.run([f"{BIN}/portcullis", "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
+    created = subprocess.run([f"{BIN}/portcullis", "admin-keys", "create", "--name", "faults"], env=env, check=True,
+                             capture_output=True, text=True)
+    ADMIN = created.stdout.strip().splitlines()[-1]
+    daemons = [Daemon(PORTS[0], "a"), Daemon(PORTS[1], "b")]
+    status, body = http("POST", f"{daemons[0].base}/v2/projects/{PROJECT}/tenants",
+                        {"displayName": "faults", "allowPasswordSignup": True,
+                         "scryptParameters": {"logN": 10, "r": 1, "p": 1}},
+                        {"Authorization": f"Bearer {ADMIN}"})
+    tenant = body["name"].split("/")[-1]
+    chains = []
+    for index in range(WORKERS):
+        status, body = http("POST", f"{daemons[0].base}/v1/accounts:signUp?key={API_KEY}",
+                            {"email": f"seed{index}@example.com", "password": "correct horse", "tenantId": tenant})
+        chains.append([body["refreshToken"]])
+
+    failed = False
+    log("| run | fault | writes lost | answers by status | past timeout + 1 s | slowest | writes back after |")
+    log("|---|---|---|---|---|---|---|")
+    for run in range(1, RUNS + 1):
+        for name, inject in FAULTS:
+            ledger = Ledger()
+            stop = threading.Event()
+            threads = [threading.Thread(target=worker, args=(i, daemons, ledger, tenant, ADMIN, stop, chains[i]))
+                       for i in range(WORKERS)]
+            for thread in threads:
+                thread.start()
+            time.sleep(3)
+            mark = inject(daemons)
+            ledger.first_write_after[mark] = None
+            time.sleep(6)
+            stop.set()
+            for thread in threads:
+                thread.join()
+            for daemon in daemons:
+                daemon.wait_ready()
+            lost = check(daemons, ledger, tenant, chains)
+            back = ledger.first_write_after[mark]
+            recovery = f"{back - mark:.2f} s" if back else "never"
+            unanswered = ledger.statuses.get(0, 0) if name != "SIGKILL instance" else 0
+            statuses = ", ".join(f"{status}: {count}" for status, count in sorted(ledger.statuses.items()))
+            log(f"| {run} | {name} | {lost} | {statuses} | {ledger.late} | {ledger.slowest:.2f} s | {recovery} |")
+            if lost or ledger.late or unanswered or any(500 <= status < 503 or status > 503 for status in ledger.statuses):
+                failed = True
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
