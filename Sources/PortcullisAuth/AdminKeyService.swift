@@ -28,6 +28,16 @@ public struct AdminKeyService: Sendable {
         return (key, credential.secret)
     }
 
+    /// The live key `secret` is the secret of, or `nil`: malformed, unknown, revoked, or not
+    /// this key's secret (the stored SHA-256 is compared in constant time).
+    public func activeKey(secret: String) async throws -> AdminKey? {
+        guard let (keyId, presentedHash) = AdminKeyCredential.parse(secret),
+            let (key, storedHash) = try await keys.findActive(keyId: keyId),
+            SecretToken.constantTimeEquals(presentedHash, storedHash)
+        else { return nil }
+        return key
+    }
+
     /// Live keys, all or those of one tenant.
     public func list(tenantId: String?) async throws -> [AdminKey] {
         try await keys.list(tenantId: tenantId)

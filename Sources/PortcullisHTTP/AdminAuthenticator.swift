@@ -1,5 +1,6 @@
 import Foundation
 public import Hummingbird
+import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
 public import PortcullisStore
@@ -42,15 +43,14 @@ public struct AdminAuthenticator: RouterMiddleware {
             guard context.parameters.get("project") == projectId else { throw AuthError(.projectNotFound) }
             principal = AdminPrincipal(keyId: Self.emulatorKeyId, scope: .project)
         } else {
-            guard let (keyId, presentedHash) = AdminKeyCredential.parse(presented) else { throw AuthError(.unauthenticated) }
-            guard let (key, storedHash) = try await keys.findActive(keyId: keyId),
-                SecretToken.constantTimeEquals(presentedHash, storedHash)
-            else { throw AuthError(.unauthenticated) }
+            guard let key = try await AdminKeyService(keys: keys).activeKey(secret: presented) else {
+                throw AuthError(.unauthenticated)
+            }
             guard context.parameters.get("project") == projectId else { throw AuthError(.projectNotFound) }
             if key.lastUsedTime.map({ $0.timeIntervalSinceNow < -60 }) ?? true {
-                try await keys.touch(keyId: keyId)
+                try await keys.touch(keyId: key.keyId)
             }
-            principal = AdminPrincipal(keyId: keyId, scope: key.scope)
+            principal = AdminPrincipal(keyId: key.keyId, scope: key.scope)
         }
         var context = context
         context.admin = principal

@@ -10,8 +10,8 @@ import PortcullisStore
 ///
 /// `scripts/dev` starts the private PostgreSQL under `./.portcullis/` and
 /// calls this with its URL. This migrates, makes sure a demo tenant exists
-/// (its id and the dev API key persist in the state directory), issues a
-/// fresh project admin key, prints copy-paste curl commands, and serves.
+/// (its id, the dev API key and the dev admin key persist in the state directory; a
+/// revoked admin key is replaced), prints copy-paste curl commands, and serves.
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dev", abstract: "Run a development daemon with a demo tenant and printed keys.")
@@ -62,9 +62,7 @@ struct DevCommand: AsyncParsableCommand {
                     ]), actor: "cli")
                 try tenant.id.write(toFile: path("demo-tenant"), atomically: true, encoding: .utf8)
             }
-            let (_, secret) = try await AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger))
-                .create(displayName: "dev", scope: .project, actor: "cli")
-            return (tenant.id, secret)
+            return (tenant.id, try await devAdminKey(AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger))))
         }
         let configFile = try writeConfiguration(settings: settings, apiKey: apiKey)
         // Written straight to the descriptor: stdout may be a pipe, and the server runs until killed.
@@ -77,6 +75,20 @@ struct DevCommand: AsyncParsableCommand {
     }
 
     private func path(_ name: String) -> String { "\(stateDirectory)/\(name)" }
+
+    /// The dev project key: the one kept in the state directory while it is live, else a new
+    /// one kept there, so restarts leave one live dev key and the pasted `ADMIN` keeps working.
+    private func devAdminKey(_ service: AdminKeyService) async throws -> String {
+        if let kept = try? String(contentsOfFile: path("admin-key"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines),
+            try await service.activeKey(secret: kept)?.scope == .project
+        {
+            return kept
+        }
+        let (_, secret) = try await service.create(displayName: "dev", scope: .project, actor: "cli")
+        try keep(secret, as: "admin-key")
+        return secret
+    }
 
     /// The configuration this daemon runs with, as a file the other commands take with
     /// `--config` (`portcullis tenants list --config .portcullis/portcullis.yaml`).
@@ -111,9 +123,14 @@ struct DevCommand: AsyncParsableCommand {
             return value
         }
         let value = make()
+        try keep(value, as: name)
+        return value
+    }
+
+    /// Writes a secret to the state directory, readable by its owner only.
+    private func keep(_ value: String, as name: String) throws {
         try value.write(toFile: path(name), atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path(name))
-        return value
     }
 
     private func instructions(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import NIOCore
 import PortcullisHTTP
@@ -45,6 +46,20 @@ func runServer(
             SystemdNotifier.notify("READY=1")
             onReady()
         })
-    try await server.run()
+    do {
+        try await server.run()
+    } catch let error as IOError where error.errnoCode == EADDRINUSE {
+        throw ListenFailure(host: settings.listenHost, port: settings.listenPort)
+    }
     logger.notice("portcullis stopped")
+}
+
+/// The listen address is taken: said with the address, rather than as NIO's `bind(…)` error.
+struct ListenFailure: Error, CustomStringConvertible {
+    let host: String
+    let port: Int
+
+    var description: String {
+        "cannot listen on \(host):\(port): the address is already in use (another portcullis, or scripts/dev, already running?)"
+    }
 }
