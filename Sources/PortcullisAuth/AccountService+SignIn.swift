@@ -35,9 +35,9 @@ extension AccountService {
             hash = try await passwords.hash(password, settings: settings)
             user.hasPassword = true
         }
-        let pending = tokens.pendingSession(for: user, signInProvider: method == .anonymous ? "anonymous" : "password", now: now)
+        let pending = try await tokens.pendingSession(for: user, signInProvider: method == .anonymous ? "anonymous" : "password", now: now)
         let (created, started) = try await users.create(user, passwordHash: hash, firstSession: pending.start)
-        return SignedIn(user: created, tokens: try await tokens.issue(pending, for: created, started: started))
+        return SignedIn(user: created, tokens: try tokens.issue(pending, for: created, started: started))
     }
 
     /// `accounts:signUp` with an `idToken`: links an email and password to an anonymous

@@ -123,12 +123,12 @@ public struct CustomTokenService: Sendable {
         } else {
             // A new user and its first session, in one transaction.
             let created = User(tenantId: tenantId, uid: uid, createdAt: now.date, lastLoginAt: now)
-            let pending = tokens.pendingSession(
+            let pending = try await tokens.pendingSession(
                 for: created, signInProvider: Self.signInProvider, now: now, developerClaims: developerClaims)
             do {
                 let (stored, started) = try await users.create(created, passwordHash: nil, firstSession: pending.start)
                 return SignedIn(
-                    user: stored, tokens: try await tokens.issue(pending, for: stored, started: started), isNewUser: true)
+                    user: stored, tokens: try tokens.issue(pending, for: stored, started: started), isNewUser: true)
             } catch let error as AuthError where error.code == .duplicateLocalId {
                 // A concurrent first sign-in of the same uid created it: this one signs in to it.
                 guard let (existing, _) = try await users.find(tenantId: tenantId, uid: uid) else { throw error }

@@ -174,24 +174,22 @@ public struct EmailDeliveryService: Service {
     private func recordFailure(_ claimed: ClaimedMessage, reason: String) async {
         let giveUp = claimed.attempts >= configuration.maxAttempts
         let delay = giveUp ? nil : Self.backoff(attempt: claimed.attempts, configuration: configuration)
+        let deadLetter =
+            giveUp
+            ? AuditEntry(
+                tenantId: claimed.entry.tenantId, actor: "system", action: "email.dead_letter", target: "users/\(claimed.entry.uid)",
+                after: .object([
+                    "type": .string(claimed.entry.kind.rawValue), "message": .string(claimed.id),
+                    "attempts": .integer(Int64(claimed.attempts)), "error": .string(String(reason.prefix(500))),
+                ])) : nil
         do {
-            guard try await outbox.markFailed(claimed, reason: reason, retryAfter: delay) else {
+            guard try await outbox.markFailed(claimed, reason: reason, retryAfter: delay, deadLetter: deadLetter) else {
                 // The attempt outlived its lease and the message was claimed again: the
                 // newer attempt decides what becomes of it.
                 logger.warning(
                     "email action delivery failed after its lease ran out; a later attempt owns the message",
                     metadata: ["message": "\(claimed.id)", "attempt": "\(claimed.attempts)", "reason": "\(reason)"])
                 return
-            }
-            if giveUp {
-                try await audit.record(
-                    AuditEntry(
-                        tenantId: claimed.entry.tenantId, actor: "system", action: "email.dead_letter",
-                        target: "users/\(claimed.entry.uid)",
-                        after: .object([
-                            "type": .string(claimed.entry.kind.rawValue), "message": .string(claimed.id),
-                            "attempts": .integer(Int64(claimed.attempts)), "error": .string(String(reason.prefix(500))),
-                        ])))
             }
         } catch {
             logger.warning("could not record an email delivery failure", metadata: ["message": "\(claimed.id)"])

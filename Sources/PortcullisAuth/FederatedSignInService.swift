@@ -106,14 +106,14 @@ public struct FederatedSignInService: Sendable {
                 tenantId: tenantId, uid: AccountService.newUID(), email: identity.email, emailVerified: provesEmail,
                 displayName: identity.displayName, photoURL: identity.photoURL, providers: [link], createdAt: now.date,
                 lastLoginAt: now)
-            let pending = tokens.pendingSession(for: user, signInProvider: link.providerId, now: now)
+            let pending = try await tokens.pendingSession(for: user, signInProvider: link.providerId, now: now)
             let created: (user: User, started: Timestamp)
             do {
                 created = try await users.create(user, passwordHash: nil, firstSession: pending.start)
             } catch let error as AuthError where [.federatedUserIdAlreadyLinked, .emailExists].contains(error.code) {
                 continue
             }
-            let session = try await tokens.issue(pending, for: created.user, started: created.started)
+            let session = try tokens.issue(pending, for: created.user, started: created.started)
             return Outcome(identity: identity, provesEmail: provesEmail, user: created.user, isNewUser: true, tokens: session)
         }
         throw AuthError(.unavailable)

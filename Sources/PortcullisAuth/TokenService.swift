@@ -49,6 +49,21 @@ public struct TokenService: Sendable {
         tenantId.map { "\(publicURL)/\(projectId)/tenants/\($0)" } ?? "\(publicURL)/\(projectId)"
     }
 
+    /// What signing a tenant's ID tokens needs: its settings (the lifetime) and its keyring.
+    ///
+    /// Read before a session is written, so that nothing after the commit can fail on the
+    /// database: a session stored but answered 503 would leave the client holding the
+    /// previous refresh token, or a new account it cannot sign in to by signing up again.
+    public struct Signer: Sendable {
+        let settings: TenantSettings
+        let keyring: Keyring
+    }
+
+    /// The tenant's ``Signer``, from the caches (the database only when they miss).
+    public func signer(tenantId: String?) async throws -> Signer {
+        Signer(settings: try await tenants.settings(tenantId: tenantId), keyring: try await keyrings.keyring(tenantId: tenantId))
+    }
+
     /// Signs an ID token for `user`. `iat` is never before `authTime`.
     ///
     /// - Parameters:
@@ -61,17 +76,25 @@ public struct TokenService: Sendable {
     public func mintIDToken(
         for user: User, authTime: Int64, signInProvider: String, now: Int64, developerClaims: [String: JSONValue] = [:]
     ) async throws -> (token: String, lifetime: Int) {
-        let settings = try await tenants.settings(tenantId: user.tenantId)
+        try mintIDToken(
+            for: user, authTime: authTime, signInProvider: signInProvider, now: now, developerClaims: developerClaims,
+            signer: try await signer(tenantId: user.tenantId))
+    }
+
+    private func mintIDToken(
+        for user: User, authTime: Int64, signInProvider: String, now: Int64, developerClaims: [String: JSONValue],
+        signer: Signer
+    ) throws -> (token: String, lifetime: Int) {
+        let lifetime = signer.settings.idTokenLifetimeSeconds
         let issuedAt = max(now, authTime)
         let claims = IDTokenClaims(
             issuer: issuer(tenantId: user.tenantId), audience: projectId, subject: user.uid, issuedAt: issuedAt,
-            expiresAt: issuedAt + Int64(settings.idTokenLifetimeSeconds), authTime: authTime, email: user.email,
+            expiresAt: issuedAt + Int64(lifetime), authTime: authTime, email: user.email,
             emailVerified: user.email.map { _ in user.emailVerified }, name: user.displayName, picture: user.photoURL,
             signInProvider: signInProvider, identities: user.identities, tenantId: user.tenantId,
             customClaims: developerClaims.isEmpty
                 ? user.customAttributes : user.customAttributes.merging(developerClaims) { _, developer in developer })
-        let keyring = try await keyrings.keyring(tenantId: user.tenantId)
-        return (try keyring.sign(claims.json, now: issuedAt), settings.idTokenLifetimeSeconds)
+        return (try signer.keyring.sign(claims.json, now: issuedAt), lifetime)
     }
 
     /// A new session after a sign-in: a fresh `auth_time` and a new refresh-token family.
@@ -107,14 +130,16 @@ public struct TokenService: Sendable {
     ) async throws -> SessionTokens? {
         let now = SessionPolicy.sessionStart(requested: now, validSince: user.validSince)
         try await clock.sleep(until: now)
-        var pending = pendingSession(for: user, signInProvider: signInProvider, now: now, developerClaims: developerClaims)
+        var pending = try await pendingSession(
+            for: user, signInProvider: signInProvider, now: now, developerClaims: developerClaims)
         pending.start.provenPassword = provenPassword
         pending.start.upgradedPasswordHash = upgradedPasswordHash
         pending.start.validSince = validSince
-        let presigned = try await mintIDToken(
-            for: user, authTime: now.seconds, signInProvider: signInProvider, now: now.seconds, developerClaims: developerClaims)
+        let presigned = try mintIDToken(
+            for: user, authTime: now.seconds, signInProvider: signInProvider, now: now.seconds, developerClaims: developerClaims,
+            signer: pending.signer)
         guard let started = try await sessions.start(pending.start) else { return nil }
-        return try await issue(pending, for: user, started: started, presigned: presigned)
+        return try issue(pending, for: user, started: started, presigned: presigned)
     }
 
     /// A session about to start, before anything is stored: its first refresh token and the
@@ -125,33 +150,36 @@ public struct TokenService: Sendable {
         public var start: SessionStart
         let refresh: RefreshToken
         let developerClaims: [String: JSONValue]
+        /// Read now, so that issuing the tokens once the session is stored cannot fail.
+        let signer: Signer
     }
 
-    /// The session `user` would start at `now` (nothing is stored or signed yet).
+    /// The session `user` would start at `now` (nothing is stored or signed yet), with what
+    /// signing its tokens will need, read first.
     public func pendingSession(
         for user: User, signInProvider: String, now: Timestamp, developerClaims: [String: JSONValue] = [:]
-    ) -> PendingSession {
+    ) async throws -> PendingSession {
         let refresh = RefreshToken.startSession(tenantId: user.tenantId)
         return PendingSession(
             start: SessionStart(
                 tenantId: user.tenantId, uid: user.uid, sessionId: refresh.sessionId, tokenHash: refresh.secretHash,
                 signInProvider: signInProvider, now: now,
                 developerClaims: developerClaims.isEmpty ? nil : JSONValue.object(developerClaims).serialized()),
-            refresh: refresh, developerClaims: developerClaims)
+            refresh: refresh, developerClaims: developerClaims, signer: try await signer(tenantId: user.tenantId))
     }
 
     /// The tokens of a session stored as `pending` describes and started at `started` (its
     /// `auth_time`); `presigned` is an ID token already signed for the requested start,
-    /// kept when the start is in that second.
+    /// kept when the start is in that second. Touches no database.
     public func issue(
         _ pending: PendingSession, for user: User, started: Timestamp, presigned: (token: String, lifetime: Int)? = nil
-    ) async throws -> SessionTokens {
+    ) throws -> SessionTokens {
         let now = pending.start.now
         var (idToken, lifetime) = presigned ?? ("", 0)
         if presigned == nil || started.seconds != now.seconds {
-            (idToken, lifetime) = try await mintIDToken(
+            (idToken, lifetime) = try mintIDToken(
                 for: user, authTime: started.seconds, signInProvider: pending.start.signInProvider, now: now.seconds,
-                developerClaims: pending.developerClaims)
+                developerClaims: pending.developerClaims, signer: pending.signer)
         }
         // Every sign-in, sign-up and re-authentication starts a session here, whatever its provider.
         Counter(
@@ -165,20 +193,21 @@ public struct TokenService: Sendable {
     public func refresh(_ presented: String) async throws -> (tokens: SessionTokens, user: User) {
         guard let token = RefreshToken(parsing: presented) else { throw AuthError(.invalidRefreshToken) }
         let now = clock.now().seconds
-        let settings: TenantSettings
+        // Everything minting needs is read before the rotation commits (see ``Signer``).
+        let signer: Signer
         do {
-            settings = try await tenants.settings(tenantId: token.tenantId)
+            signer = try await self.signer(tenantId: token.tenantId)
         } catch let error as AuthError where error.code == .tenantNotFound {
             throw AuthError(.invalidRefreshToken)
         }
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        try SelfServicePolicy(settings: signer.settings).authorizeEndUserRequest()
         let successor = token.successor(using: successorKey)
         let (session, user) = try await sessions.rotate(
             tenantId: token.tenantId, sessionId: token.sessionId, presentedHash: token.secretHash,
-            successorHash: successor.secretHash, now: now, graceSeconds: settings.refreshTokenReuseGraceSeconds)
-        let (idToken, lifetime) = try await mintIDToken(
+            successorHash: successor.secretHash, now: now, graceSeconds: signer.settings.refreshTokenReuseGraceSeconds)
+        let (idToken, lifetime) = try mintIDToken(
             for: user, authTime: session.authTime, signInProvider: session.signInProvider, now: now,
-            developerClaims: session.developerClaims)
+            developerClaims: session.developerClaims, signer: signer)
         return (SessionTokens(idToken: idToken, refreshToken: successor.string, expiresIn: lifetime), user)
     }
 

@@ -149,20 +149,40 @@ public actor Auth {
         return AuthResult(user: user, isNewUser: isNewUser, providerId: providerId, rawUserInfo: answer.rawUserInfo)
     }
 
+    /// Takes up what another process (or another `Auth` on the same store) kept since this
+    /// instance last read or wrote it: a sign-out there signs this instance out, another
+    /// user or newer tokens there become its own, and the listeners hear it. Firebase's web
+    /// SDK does the same between tabs on `storage` events; a store has no such events, so a
+    /// caller that runs for long (`portcullis-client watch`) calls this now and then.
+    public func syncWithPersistence() async {
+        await untilInitialized()
+        await lastWrite?.value
+        let persisted = try? await configuration.persistence.load(key: configuration.persistenceKey)
+        guard persisted != current?.persisted else { return }
+        current?.owner = nil
+        current = persisted.map(user(from:))
+        notify(tokenChanged: true)
+    }
+
     private func restore() async {
         if let persisted = try? await configuration.persistence.load(key: configuration.persistenceKey) {
-            let tokens = User.Tokens(
-                idToken: persisted.idToken, refreshToken: persisted.refreshToken, expirationDate: persisted.expirationDate,
-                // The lifetime is not persisted; the token's own claims say it.
-                receivedDate: (try? IDTokenResult(token: persisted.idToken).issuedAtDate) ?? persisted.expirationDate)
-            let user = User(tokens: tokens, profile: persisted.profile, api: api)
-            user.owner = self
-            current = user
+            current = user(from: persisted)
         }
         initialized = true
         for waiting in waitingForInitialization { waiting.resume() }
         waitingForInitialization = []
         notify(tokenChanged: true)
+    }
+
+    /// A user from what a store kept, owned by this instance.
+    private func user(from persisted: PersistedUser) -> User {
+        let tokens = User.Tokens(
+            idToken: persisted.idToken, refreshToken: persisted.refreshToken, expirationDate: persisted.expirationDate,
+            // The lifetime is not persisted; the token's own claims say it.
+            receivedDate: (try? IDTokenResult(token: persisted.idToken).issuedAtDate) ?? persisted.expirationDate)
+        let user = User(tokens: tokens, profile: persisted.profile, api: api)
+        user.owner = self
+        return user
     }
 
     private func untilInitialized() async {

@@ -215,7 +215,7 @@ public struct PortcullisServer: Sendable {
         TenantRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
         ProjectConfigRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)
         AdminKeyRoutes(service: adminKeys, projectId: configuration.projectId).register(on: admin)
-        AuditRoutes(audit: audit).register(on: admin)
+        AuditRoutes(audit: audit, tenants: tenants).register(on: admin)
         IdentityProviderRoutes(
             service: IdentityProviderAdminService(
                 repository: IdentityProviderRepository(database: database, logger: logger), cache: identityProviders,

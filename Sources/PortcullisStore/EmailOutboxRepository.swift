@@ -109,22 +109,33 @@ public struct EmailOutboxRepository: Sendable {
     /// Only the message's latest claim records a failure. An attempt that outlived its
     /// lease has been claimed again since (`attempts` moved on), and that newer attempt may
     /// already have delivered the message; the stale failure must not reschedule it, or
-    /// dead-letter and wipe it.
+    /// dead-letter and wipe it. A give-up's `deadLetter` audit row is written in the same
+    /// transaction.
     /// - Returns: whether the failure was recorded (`false` for a stale claim).
     @discardableResult
-    public func markFailed(_ message: ClaimedMessage, reason: String, retryAfter: Duration?) async throws -> Bool {
+    public func markFailed(
+        _ message: ClaimedMessage, reason: String, retryAfter: Duration?, deadLetter: AuditEntry? = nil
+    ) async throws -> Bool {
         let delay = retryAfter.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-        return try await database.changedRows(
-            """
-            UPDATE email_outbox SET last_error = \(String(reason.prefix(500))),
-                next_attempt_at = CASE WHEN \(delay != nil) THEN now() + make_interval(secs => \(delay ?? 0))
-                                       ELSE next_attempt_at END,
-                dead_at = CASE WHEN \(delay == nil) THEN now() END,
-                sealed_content = CASE WHEN \(delay == nil) THEN NULL ELSE sealed_content END
-            WHERE tenant_id = \(message.entry.tenantId ?? "") AND message_id = \(message.id)::uuid
-              AND attempts = \(Int32(message.attempts))
-            RETURNING 1
-            """, logger: logger) == 1
+        return try await database.withTransaction { [logger] connection in
+            var changed = 0
+            for try await _ in try await connection.query(
+                """
+                UPDATE email_outbox SET last_error = \(String(reason.prefix(500))),
+                    next_attempt_at = CASE WHEN \(delay != nil) THEN now() + make_interval(secs => \(delay ?? 0))
+                                           ELSE next_attempt_at END,
+                    dead_at = CASE WHEN \(delay == nil) THEN now() END,
+                    sealed_content = CASE WHEN \(delay == nil) THEN NULL ELSE sealed_content END
+                WHERE tenant_id = \(message.entry.tenantId ?? "") AND message_id = \(message.id)::uuid
+                  AND attempts = \(Int32(message.attempts))
+                RETURNING 1
+                """, logger: logger)
+            {
+                changed += 1
+            }
+            if changed == 1, let deadLetter { try await AuditLogRepository.record(deadLetter, on: connection, logger: logger) }
+            return changed == 1
+        }
     }
 
     /// Deletes up to `limit` messages delivered or given up on before `finishedBefore`, across

@@ -52,6 +52,19 @@ public struct TenantRepository: Sendable {
         }
     }
 
+    /// Whether a tenant with that id exists or existed (was deleted: its id is retired).
+    public func hasExisted(id: String) async throws -> Bool {
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = \(id))
+                    OR EXISTS (SELECT 1 FROM retired_tenant_ids WHERE tenant_id = \(id))
+                """, logger: logger)
+            for try await existed in rows.decode(Bool.self) { return existed }
+            return false
+        }
+    }
+
     /// The tenant, or `nil` when there is none with that id.
     public func find(id: String) async throws -> Tenant? {
         try await database.withConnection { connection in

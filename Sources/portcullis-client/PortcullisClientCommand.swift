@@ -91,7 +91,9 @@ extension PortcullisClientCommand {
 
     struct Watch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print auth-state and ID-token events until interrupted (or --count events).")
+            abstract:
+                "Print auth-state and ID-token events until interrupted (or --count events), other processes' sign-ins and sign-outs included."
+        )
 
         @OptionGroup var gateway: GatewayOptions
         @Option(help: "Stop after this many events.") var count: Int?
@@ -110,9 +112,19 @@ extension PortcullisClientCommand {
                         continuation.yield("id-token: \(user.map(describe) ?? "signed out"), expires \(expiry)")
                     }
                 }
+                // Another process signing out, signing in or refreshing writes the shared
+                // file: take it up, so this one neither misses a sign-out nor presents a
+                // refresh token the other already rotated.
+                let sync = Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(1))
+                        await auth.syncWithPersistence()
+                    }
+                }
                 continuation.onTermination = { _ in
                     states.cancel()
                     tokens.cancel()
+                    sync.cancel()
                 }
             }
             var seen = 0

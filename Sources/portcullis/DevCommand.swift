@@ -139,6 +139,8 @@ struct DevCommand: AsyncParsableCommand {
         let base = "http://\(settings.listenHost):\(settings.listenPort)"
         let project = "\(base)/v2/projects/\(settings.projectId)"
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
+        // scripts/dev builds the example client beside the daemon.
+        let client = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("portcullis-client").path
         return """
 
             Portcullis dev is starting on \(base)  (project \(settings.projectId))
@@ -156,6 +158,7 @@ struct DevCommand: AsyncParsableCommand {
               B='\(base)'
               P='\(project)'
               portcullis() { '\(binary)' "$@"; }
+              pc() { '\(client)' "$@"; }
               CONFIG='\(configFile)'
 
             The command line then works against this daemon's database, e.g.:
@@ -166,18 +169,20 @@ struct DevCommand: AsyncParsableCommand {
             Try it (with the lines above pasted):
 
               # as an end user of the demo tenant: sign up, sign in, verify the ID token as a reverse proxy would
+              EMAIL="you-$(date +%s)@example.com"   # new on every try
               curl -s "$B/v1/accounts:signUp?key=$KEY" \\
-                -d "{\\"email\\":\\"ada@example.com\\",\\"password\\":\\"correct horse\\",\\"tenantId\\":\\"$T\\"}"
+                -d "{\\"email\\":\\"$EMAIL\\",\\"password\\":\\"correct horse\\",\\"tenantId\\":\\"$T\\"}"
               ID=$(curl -s "$B/v1/accounts:signInWithPassword?key=$KEY" \\
-                -d "{\\"email\\":\\"ada@example.com\\",\\"password\\":\\"correct horse\\",\\"tenantId\\":\\"$T\\"}" \\
+                -d "{\\"email\\":\\"$EMAIL\\",\\"password\\":\\"correct horse\\",\\"tenantId\\":\\"$T\\"}" \\
                 | sed -n 's/.*"idToken":"\\([^"]*\\)".*/\\1/p')
               curl -si "$B/v1/verify" -H "Authorization: Bearer $ID"
 
-              # the operator switches off self-service sign-up and deletion: the next sign-up is ADMIN_ONLY_OPERATION
+              # the operator switches off self-service sign-up and deletion: the next sign-up is refused
               curl -s -X PATCH -H "Authorization: Bearer $ADMIN" "$P/tenants/$T?updateMask=client.permissions" \\
                 -d '{"client":{"permissions":{"disabledUserSignup":true,"disabledUserDeletion":true}}}'
               curl -s "$B/v1/accounts:signUp?key=$KEY" \\
-                -d "{\\"email\\":\\"eve@example.com\\",\\"password\\":\\"correct horse\\",\\"tenantId\\":\\"$T\\"}"
+                -d "{\\"email\\":\\"eve-$(date +%s)@example.com\\",\\"password\\":\\"correct horse\\",\\"tenantId\\":\\"$T\\"}"
+              #   → {"error":{"code":400,"message":"ADMIN_ONLY_OPERATION",…}}
               curl -s -H "Authorization: Bearer $ADMIN" "$P/tenants/$T/auditEvents"
               # and back on
               curl -s -X PATCH -H "Authorization: Bearer $ADMIN" "$P/tenants/$T?updateMask=client.permissions" \\

@@ -12,7 +12,9 @@ import Glibc
 struct ClientCommandTests {
     static var binary: String { DaemonProcess.builtExecutable("portcullis-client", variable: "PORTCULLIS_CLIENT_BINARY") }
 
-    @Test("sign-in survives a restart (whoami in a new process); watch prints the events; sign-out forgets the user")
+    @Test(
+        "sign-in survives a restart (whoami in a new process); watch prints the events, another process's sign-out included; sign-out forgets the user"
+    )
     func signInWhoamiWatchSignOut() async throws {
         try await ClientFixture.run { fixture in
             let state = NSTemporaryDirectory() + "portcullis-client-cli-\(UUID().uuidString)"
@@ -46,8 +48,15 @@ struct ClientCommandTests {
                 ["sign-in", "--create", "--email", "other@example.com"], environment: ["PORTCULLIS_CLIENT_PASSWORD": "cli-password"])
             #expect(refused.0 == 1 && refused.2.contains("auth/admin-restricted-operation (ADMIN_ONLY_OPERATION"), "\(refused)")
 
+            // A watch already running hears the sign-out another process makes.
+            let watching = try DaemonProcess(["watch", "--count", "4"] + common, executable: Self.binary)
+            _ = try await eventually(within: .seconds(15)) {
+                watching.stdout.contains("auth-state: ") && watching.stdout.contains("id-token: ")
+            }
             let signOut = try await run(["sign-out"])
             #expect(signOut.0 == 0)
+            #expect(try await watching.wait(timeout: .seconds(15)) == 0, "\(watching.stdout) \(watching.stderr)")
+            #expect(watching.stdout.contains("auth-state: signed out"), "\(watching.stdout)")
             let gone = try await run(["whoami"])
             #expect(gone.0 == 1 && gone.1.contains("signed out"))
         }

@@ -40,6 +40,35 @@ struct PersistenceTests {
         }
     }
 
+    @Test("two Auths on one file: each takes up the other's sign-in, refreshed tokens and sign-out when it syncs")
+    func syncsWithOtherInstances() async throws {
+        try await ClientFixture.run { fixture in
+            let directory = Self.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let first = fixture.auth(persistence: FilePersistence(directory: directory))
+            let second = fixture.auth(persistence: FilePersistence(directory: directory))
+            #expect(await second.currentUser == nil)
+            var states = await second.authStateChanges.makeAsyncIterator()
+            #expect(await states.next().map { $0 == nil } == true)
+
+            let signedIn = try await first.createUser(email: "sync@example.com", password: "sync-password-9").user
+            await second.syncWithPersistence()
+            #expect(await second.currentUser?.uid == signedIn.uid)
+            #expect(await states.next()??.uid == signedIn.uid)
+
+            // The first refreshes (rotating the refresh token): the second takes up the new tokens.
+            let refreshed = try await signedIn.idToken(forceRefresh: true)
+            await second.syncWithPersistence()
+            let adopted = try #require(await second.currentUser)
+            #expect(try await adopted.idToken() == refreshed)
+
+            await first.signOut()
+            await second.syncWithPersistence()
+            #expect(await second.currentUser == nil)
+            #expect(await states.next().map { $0 == nil } == true)
+        }
+    }
+
     @Test("file names keep distinct (project, tenant, API key) triples apart and cannot leave the directory")
     func fileNames() {
         func key(_ project: String, _ tenant: String?, _ apiKey: String) -> String {

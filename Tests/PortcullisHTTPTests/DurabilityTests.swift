@@ -119,6 +119,30 @@ struct DurabilityTests {
         }
 
         func acknowledgeSession(_ refreshToken: String) { sessions.append(refreshToken) }
+
+        /// Once the database is back: every acknowledged account exists, and every
+        /// acknowledged refresh token is its session's current one (it refreshes).
+        func expectStored(through gateway: TestGateway, tenant: String) async throws {
+            let database = gateway.server.database
+            #expect(try await eventually { database.isReachable } != nil)
+            let emails = signedUp
+            let stored = try await database.withConnection { connection in
+                let rows = try await connection.query(
+                    "SELECT count(*) FROM users WHERE tenant_id = \(tenant) AND email = ANY(\(emails))", logger: TestDatabase.logger)
+                var count: Int64 = -1
+                for try await value in rows.decode(Int64.self) { count = value }
+                return count
+            }
+            #expect(stored == Int64(emails.count), "\(emails.count) sign-ups acknowledged, \(stored) stored")
+            for token in sessions {
+                var answer = try await gateway.refresh(token)
+                for _ in 0..<20 where answer.status == .serviceUnavailable {
+                    try await Task.sleep(for: .milliseconds(100))
+                    answer = try await gateway.refresh(token)
+                }
+                #expect(answer.status == .ok, "an acknowledged token no longer refreshes: \(String(buffer: answer.body))")
+            }
+        }
     }
 
     @Test("backends killed again and again under load: every acknowledged write is stored, and every answer comes in time")
@@ -195,25 +219,7 @@ struct DurabilityTests {
             let slowest = await ledger.slowest
             #expect(slowest <= timeout + .seconds(1), "slowest answer \(slowest)")
 
-            // Recovered: every acknowledged account exists, and every acknowledged refresh token is its session's current one.
-            #expect(try await eventually { gateway.server.database.isReachable } != nil)
-            let emails = await ledger.signedUp
-            let stored = try await gateway.server.database.withConnection { connection in
-                let rows = try await connection.query(
-                    "SELECT count(*) FROM users WHERE tenant_id = \(tenant) AND email = ANY(\(emails))", logger: TestDatabase.logger)
-                var count: Int64 = -1
-                for try await value in rows.decode(Int64.self) { count = value }
-                return count
-            }
-            #expect(stored == Int64(emails.count), "\(emails.count) sign-ups acknowledged, \(stored) stored")
-            for token in await ledger.sessions {
-                var answer = try await gateway.refresh(token)
-                for _ in 0..<20 where answer.status == .serviceUnavailable {
-                    try await Task.sleep(for: .milliseconds(100))
-                    answer = try await gateway.refresh(token)
-                }
-                #expect(answer.status == .ok, "an acknowledged token no longer refreshes: \(String(buffer: answer.body))")
-            }
+            try await ledger.expectStored(through: gateway, tenant: tenant)
         }
     }
 
@@ -273,24 +279,7 @@ struct DurabilityTests {
                 #expect((statuses[503] ?? 0) > 0, "the crash must bite: \(statuses)")
                 let slowest = await ledger.slowest
                 #expect(slowest <= timeout + .seconds(1), "slowest answer \(slowest)")
-                #expect(try await eventually { server.database.isReachable } != nil)
-                let emails = await ledger.signedUp
-                let stored = try await server.database.withConnection { connection in
-                    let rows = try await connection.query(
-                        "SELECT count(*) FROM users WHERE tenant_id = \(tenant) AND email = ANY(\(emails))", logger: TestDatabase.logger)
-                    var count: Int64 = -1
-                    for try await value in rows.decode(Int64.self) { count = value }
-                    return count
-                }
-                #expect(stored == Int64(emails.count), "\(emails.count) sign-ups acknowledged, \(stored) stored")
-                for token in await ledger.sessions {
-                    var answer = try await gateway.refresh(token)
-                    for _ in 0..<20 where answer.status == .serviceUnavailable {
-                        try await Task.sleep(for: .milliseconds(100))
-                        answer = try await gateway.refresh(token)
-                    }
-                    #expect(answer.status == .ok, "an acknowledged token no longer refreshes: \(String(buffer: answer.body))")
-                }
+                try await ledger.expectStored(through: gateway, tenant: tenant)
             }
         }
     }

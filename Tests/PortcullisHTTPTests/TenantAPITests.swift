@@ -166,6 +166,12 @@ struct TenantAPITests {
             guard case .array(let page)? = all.value(at: ["auditEvents"]) else { throw TestSetupError("no events") }
             #expect(page.count == 2)
             #expect(all.value(at: ["nextPageToken"]) != nil)
+
+            // A tenant that never was has no log: 404, as on every admin path. A deleted one keeps its own.
+            try await gateway.send(.get, "\(gateway.tenants)/never-was/auditEvents").expectEnvelope(.notFound, "TENANT_NOT_FOUND")
+            #expect(try await gateway.send(.delete, "\(gateway.tenants)/\(b)").status == .ok)
+            let kept = try await gateway.send(.get, "\(gateway.tenants)/\(b)/auditEvents").json()
+            #expect(kept.list(at: ["auditEvents"]).compactMap { $0.string(at: ["action"]) } == ["tenant.delete", "tenant.create"])
         }
     }
 }

@@ -3,8 +3,12 @@ import PortcullisCore
 import PortcullisStore
 
 /// `GET /v2/projects/{project}[/tenants/{tenant}]/auditEvents`: the audit log, newest first.
+///
+/// A tenant's log outlives the tenant (a deleted tenant's id is never reused, so its log is
+/// its own); an id that never named a tenant is 404 `TENANT_NOT_FOUND`, as on every admin path.
 struct AuditRoutes {
     let audit: AuditLogRepository
+    let tenants: TenantRepository
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.get("auditEvents") { request, context in
@@ -14,6 +18,7 @@ struct AuditRoutes {
         group.get("tenants/{tenant}/auditEvents") { request, context in
             let id = try context.parameters.require("tenant")
             _ = try context.requireAdmin(for: .tenant(id))
+            guard try await tenants.hasExisted(id: id) else { throw AuthError(.tenantNotFound) }
             return try await page(request: request, tenantId: id)
         }
     }
