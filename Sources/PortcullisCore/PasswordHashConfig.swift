@@ -62,13 +62,14 @@ public enum PasswordHashConfig: Sendable, Equatable {
     /// No imported hash may cost more to verify than the largest scrypt a tenant may choose
     /// (`ScryptParameters.maximumWork`): the hashing pool is shared, and a wrong guess at a
     /// costlier hash would buy an attacker more of it than any tenant's own setting allows.
-    /// Measured here (BENCHMARKS.md): cost 13 takes 0.45–1.0 × that scrypt, cost 14 1.3–2 ×.
+    /// Measured here (BENCHMARKS.md, "What an imported hash costs"): cost 13 takes 0.74 × that
+    /// scrypt, cost 14 1.47 ×.
     public static let maximumBcryptCost = 13
     /// The most HMAC-SHA256 block computations one imported PBKDF2 hash may take to verify:
     /// `rounds` × its digest's 32-byte blocks. 120,000 rounds (Identity Toolkit's limit)
-    /// for a 512-byte digest, which measured 0.65 × the largest scrypt a tenant may choose;
-    /// a 1,024-byte digest at 120,000 rounds (1.6 ×) is refused.
-    public static let maximumPBKDF2Blocks = 120_000 * 16
+    /// for a 256-byte digest, which measured 0.61 × the largest scrypt a tenant may choose
+    /// (BENCHMARKS.md); a 512-byte digest at 120,000 rounds (1.22 ×) is refused.
+    public static let maximumPBKDF2Blocks = 120_000 * 8
 
     /// `rounds` × the 32-byte blocks of a `digestBytes` digest, when within
     /// ``maximumPBKDF2Blocks``.

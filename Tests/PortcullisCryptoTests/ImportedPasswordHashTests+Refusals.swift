@@ -61,13 +61,13 @@ extension ImportedPasswordHashTests {
                 try StoredPasswordHash.imported(config: .bcrypt, passwordHash: Array(bcrypt.utf8), salt: [])
             }
         }
-        // 120,000 rounds: a 512-byte digest is the most; a 1,024-byte one twice that.
-        let long = [UInt8](repeating: 7, count: 1024)
+        // 120,000 rounds: a 256-byte digest is the most; a 512-byte one twice that.
+        let long = [UInt8](repeating: 7, count: 512)
         #expect(throws: AuthError.self) {
             try StoredPasswordHash.imported(config: .pbkdf2SHA256(rounds: 120_000), passwordHash: long, salt: [1])
         }
         _ = try StoredPasswordHash.imported(
-            config: .pbkdf2SHA256(rounds: 120_000), passwordHash: Array(long.prefix(512)), salt: [1])
+            config: .pbkdf2SHA256(rounds: 120_000), passwordHash: Array(long.prefix(256)), salt: [1])
         _ = try StoredPasswordHash.imported(config: .pbkdf2SHA256(rounds: 60_000), passwordHash: long, salt: [1])
         let stored = "$pbkdf2-sha256$i=120000$\(Base64URL.encode([1]))$\(Base64URL.encode(long))"
         #expect(StoredPasswordHash(parsing: stored) == nil)
