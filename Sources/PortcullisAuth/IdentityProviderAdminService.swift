@@ -34,8 +34,8 @@ public struct IdentityProviderAdminService: Sendable {
     /// Creates `providerId`'s configuration from a request body.
     ///
     /// `INVALID_ARGUMENT` when the id is not one of `kind`'s (a built-in provider name, or
-    /// `oidc.` and 1–64 letters, digits, `-`, `_`, `.`); `CONFIGURATION_EXISTS` when it is
-    /// configured already.
+    /// `oidc.` and 1–64 letters, digits, `-`, `_`, `.`) or the body names a field the
+    /// resource does not have; `CONFIGURATION_EXISTS` when it is configured already.
     public func create(
         kind: Kind, providerId: String?, tenantId: String?, body: JSONValue, actor: String
     ) async throws
@@ -49,6 +49,7 @@ public struct IdentityProviderAdminService: Sendable {
                     ? "idpId must be one of \(IdentityProvider.builtIn.joined(separator: ", "))"
                     : "oauthIdpConfigId must be oidc. followed by 1 to 64 letters, digits, '-', '_' or '.'")
         }
+        try IdentityProvider.schema.check(body)
         let provider = try IdentityProvider(providerId: providerId, json: body)
         try await repository.create(provider, tenantId: tenantId, actor: actor)
         cache.forget(tenantId: tenantId)
@@ -76,7 +77,8 @@ public struct IdentityProviderAdminService: Sendable {
         kind: Kind, providerId: String, tenantId: String?, body: JSONValue, updateMask: String?, actor: String
     ) async throws -> IdentityProvider {
         try await requireTenant(tenantId)
-        let mask = try FieldMask(parsing: updateMask, allowed: IdentityProvider.maskablePaths)
+        try IdentityProvider.schema.check(body)
+        let mask = try FieldMask(parsing: updateMask, schema: IdentityProvider.schema)
         let patch = body.camelCasedKeys()
         guard kind.accepts(providerId),
             let updated = try await repository.update(

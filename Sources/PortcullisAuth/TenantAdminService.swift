@@ -27,7 +27,9 @@ public struct TenantAdminService: Sendable {
     }
 
     /// Creates a tenant from a request body (every switch off unless set); only project keys create.
+    /// A name the tenant resource does not have is `INVALID_ARGUMENT`.
     public func create(body: JSONValue, actor: String) async throws -> Tenant {
+        try TenantSettings.schema(for: .tenant).check(body)
         let settings = try TenantSettings(json: body)
         try EmailDeliveryPolicy.authorize(
             settings.emailDelivery, replacing: nil, scope: .project, allowedFromDomains: allowedFromDomains)
@@ -68,7 +70,7 @@ public struct TenantAdminService: Sendable {
     /// `scope` is the admin key's: a tenant key may not choose the `SENDMAIL` or `LOG`
     /// channel (`EmailDeliveryPolicy`).
     public func update(id: String, body: JSONValue, updateMask: String?, scope: AdminScope, actor: String) async throws -> Tenant {
-        let change = try settingsPatch(body: body, updateMask: updateMask, scope: scope)
+        let change = try settingsPatch(body: body, updateMask: updateMask, resource: .tenant, scope: scope)
         guard TenantID.isValid(id), let tenant = try await tenants.update(id: id, actor: actor, change: change) else {
             throw AuthError(.tenantNotFound)
         }
@@ -92,18 +94,21 @@ public struct TenantAdminService: Sendable {
     /// PATCHes the project config with the same mask rules as a tenant.
     public func updateProjectConfig(body: JSONValue, updateMask: String?, actor: String) async throws -> ProjectConfig {
         let config = try await projectConfig.update(
-            actor: actor, change: settingsPatch(body: body, updateMask: updateMask, scope: .project))
+            actor: actor, change: settingsPatch(body: body, updateMask: updateMask, resource: .project, scope: .project))
         cache.store(config)
         return config
     }
 
-    /// The change a PATCH by a key of `scope` makes. The whole body is validated first, as
-    /// Google's front end does, so a wrong type outside the mask is still 400; the email
-    /// channel is judged against the settings as stored when the change applies.
+    /// The change a PATCH of `resource` by a key of `scope` makes. The whole body is
+    /// validated first, as Google's front end does, so an unknown name or a wrong type outside
+    /// the mask is still 400; the email channel is judged against the settings as stored
+    /// when the change applies.
     func settingsPatch(
-        body: JSONValue, updateMask: String?, scope: AdminScope
+        body: JSONValue, updateMask: String?, resource: TenantSettings.Resource, scope: AdminScope
     ) throws -> @Sendable (TenantSettings) throws -> TenantSettings {
-        let mask = try FieldMask(parsing: updateMask, allowed: TenantSettings.maskablePaths)
+        let schema = TenantSettings.schema(for: resource)
+        try schema.check(body)
+        let mask = try FieldMask(parsing: updateMask, schema: schema)
         let patch = body.camelCasedKeys()
         _ = try TenantSettings(json: patch)
         let allowedFromDomains = allowedFromDomains

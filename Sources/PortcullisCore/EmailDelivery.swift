@@ -86,6 +86,20 @@ public struct EmailTemplate: Sendable, Equatable {
 }
 
 extension EmailDelivery {
+    /// The fields `emailDelivery` may carry: templates are keyed by the link's mode
+    /// (`resetPassword`), localized ones by language tag first.
+    static let schema: ResourceSchema = {
+        let templates = ResourceSchema.object(
+            Dictionary(
+                uniqueKeysWithValues: EmailActionKind.allCases.map {
+                    ($0.mode, ResourceSchema.object(["subject": .value, "body": .value]))
+                }))
+        return .object([
+            "channel": .value, "webhookUri": .value, "webhookSecretVersion": .value, "from": .value, "templates": templates,
+            "localizedTemplates": .map(templates),
+        ])
+    }()
+
     /// Reads `emailDelivery`; `INVALID_ARGUMENT` naming the field for anything wrong.
     init(reader: JSONValue.Reader) throws(AuthError) {
         guard let name = try reader.string("channel"), let channel = Channel(rawValue: name.uppercased()) else {

@@ -11,17 +11,18 @@ public struct FieldMask: Sendable, Equatable {
 
     /// Parses the comma-separated query form (`a,b.c`); snake_case paths are accepted.
     ///
-    /// A path not in `allowed` is `INVALID_ARGUMENT`.
-    public init(parsing text: String?, allowed: Set<String>) throws(AuthError) {
+    /// A path the resource's `schema` does not allow is `INVALID_ARGUMENT`.
+    public init(parsing text: String?, schema: ResourceSchema) throws(AuthError) {
         let raw = (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         var paths: [String] = []
         for path in raw where !path.isEmpty {
-            let camel = path.split(separator: ".", omittingEmptySubsequences: false).map { JSONValue.camelCase(String($0)) }.joined(
-                separator: ".")
-            guard allowed.contains(camel) else {
+            let components = path.split(separator: ".", omittingEmptySubsequences: false).map {
+                JSONValue.camelCase(String($0))
+            }
+            guard !components.contains(""), schema.allowsMask(components[...]) else {
                 throw AuthError(.invalidArgument, detail: "Invalid update mask path: \(path)")
             }
-            paths.append(camel)
+            paths.append(components.joined(separator: "."))
         }
         self.paths = paths
     }

@@ -2,12 +2,15 @@
 // field names, with Portcullis's additions (`clientIds`, `jwksUri`, `userInfoUri`, `revocationUri`).
 
 extension IdentityProvider {
-    /// Every field path an `updateMask` may name.
-    public static let maskablePaths: Set<String> = [
-        "displayName", "enabled", "clientId", "clientSecret", "clientIds", "issuer", "jwksUri", "userInfoUri", "revocationUri",
-        // Accepted for Admin SDK compatibility; only ID tokens and access tokens are exchanged.
-        "responseType", "responseType.idToken", "responseType.code",
-    ]
+    /// The fields a configuration's body may carry. `responseType` is Identity Platform's
+    /// choice of OIDC flow: the gateway exchanges ID tokens (and access tokens) only, so
+    /// `{idToken: true}` is accepted and the authorization-code flow is refused by name.
+    public static let schema = ResourceSchema.object([
+        "name": .ignored, "displayName": .value, "enabled": .value, "clientId": .value, "clientSecret": .value,
+        "clientIds": .value, "issuer": .value, "jwksUri": .value, "userInfoUri": .value, "revocationUri": .value,
+        "responseType": .unsupported(
+            "the authorization-code flow (responseType.code)", isInert: { ResourceSchema.isOff($0.value(at: ["code"])) }),
+    ])
 
     /// Reads a configuration for `providerId` from a request or stored document.
     ///

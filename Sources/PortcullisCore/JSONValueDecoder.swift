@@ -5,20 +5,31 @@
 ///   or its camelCase one; the spelling the type declares wins when a body has two.
 /// - Numbers and booleans read as strings; numeric strings read as numbers; `"true"` and
 ///   `"false"` read as booleans.
-/// - `null` reads as absent; unknown members are ignored.
+/// - `null` reads as absent; unknown members are ignored, unless the decoder is made
+///   `rejectingUnknownFields` (admin resource bodies), which refuses a member no decoded
+///   type asked for as Google's front end does: `Invalid JSON payload received. Unknown
+///   name "…"`.
 /// - A value of the wrong type is `INVALID_ARGUMENT` naming the field's path
 ///   (`Invalid value at 'localId[1]' (TYPE_STRING)`), never a crash.
 ///
 /// A type that declares a ``JSONValue`` property receives the member as it was sent, with
 /// its keys untouched: custom claims and other user content are never renamed.
 public struct JSONValueDecoder: Sendable {
-    /// A decoder.
-    public init() {}
+    /// Whether a member no decoded type asks for is refused rather than ignored.
+    public var rejectingUnknownFields: Bool
+
+    /// A decoder, lenient about unknown members unless told otherwise.
+    public init(rejectingUnknownFields: Bool = false) {
+        self.rejectingUnknownFields = rejectingUnknownFields
+    }
 
     /// Decodes `type` from `value`.
     public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws(AuthError) -> T {
+        let usage = rejectingUnknownFields ? FieldUsage() : nil
         do {
-            return try ValueDecoder(value: value, codingPath: []).decode(type)
+            let decoded = try ValueDecoder(value: value, codingPath: [], usage: usage).decode(type)
+            try usage?.checkEveryMemberWasAskedFor(in: value)
+            return decoded
         } catch let error as AuthError {
             throw error
         } catch {
@@ -41,24 +52,73 @@ func fieldPath(_ codingPath: [any CodingKey]) -> String {
     return path.isEmpty ? "body" : path
 }
 
+/// The members each keyed container of one strict decode asked for, by the container's
+/// path: what is left over in the body afterwards is an unknown name. Lives for one
+/// `decode` call on one task.
+private final class FieldUsage {
+    private var asked: [String: Set<String>] = [:]
+
+    func open(_ path: String) {
+        if asked[path] == nil { asked[path] = [] }
+    }
+
+    /// Records the key under every spelling the container would have matched.
+    func ask(_ name: String, at path: String) {
+        asked[path, default: []].formUnion([name, JSONValue.snakeCase(name), JSONValue.camelCase(name)])
+    }
+
+    /// Walks `value` through the objects that were read as keyed containers; a member none
+    /// asked for is an unknown name. Objects read whole (a `JSONValue` property) are not entered.
+    func checkEveryMemberWasAskedFor(in value: JSONValue, codingPath: [any CodingKey] = []) throws(AuthError) {
+        switch value {
+        case .object(let members):
+            let path = fieldPath(codingPath)
+            guard let names = asked[path] else { return }
+            for name in members.keys.sorted() {
+                guard names.contains(name) else { throw AuthError.unknownName(name, at: codingPath.isEmpty ? "" : path) }
+                if let member = members[name] {
+                    // Containers are keyed by the declared (camelCase) names.
+                    try checkEveryMemberWasAskedFor(in: member, codingPath: codingPath + [NameKey(JSONValue.camelCase(name))])
+                }
+            }
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                try checkEveryMemberWasAskedFor(in: item, codingPath: codingPath + [IndexKey(intValue: index)])
+            }
+        default:
+            return
+        }
+    }
+}
+
+private struct NameKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
 private struct ValueDecoder: Decoder {
     let value: JSONValue
     let codingPath: [any CodingKey]
+    let usage: FieldUsage?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func invalid(_ expected: String) -> AuthError { JSONValue.invalid(path, expected) }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         switch value {
-        case .object(let members): return KeyedDecodingContainer(KeyedContainer<Key>(members: members, codingPath: codingPath))
-        case .null: return KeyedDecodingContainer(KeyedContainer<Key>(members: [:], codingPath: codingPath))
+        case .object(let members):
+            return KeyedDecodingContainer(KeyedContainer<Key>(members: members, codingPath: codingPath, usage: usage))
+        case .null: return KeyedDecodingContainer(KeyedContainer<Key>(members: [:], codingPath: codingPath, usage: nil))
         default: throw invalid("expected an object")
         }
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let items) = value else { throw invalid("expected a list") }
-        return UnkeyedContainer(items: items, codingPath: codingPath)
+        return UnkeyedContainer(items: items, codingPath: codingPath, usage: usage)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValueContainer(decoder: self) }
@@ -78,6 +138,9 @@ private struct ValueDecoder: Decoder {
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [String: JSONValue]
     let codingPath: [any CodingKey]
+    let usage: FieldUsage?
+    /// This container's path, for `usage` (only built for a strict decode).
+    let path: String
 
     var allKeys: [Key] { members.keys.compactMap { Key(stringValue: JSONValue.camelCase($0)) ?? Key(stringValue: $0) } }
 
@@ -85,9 +148,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// field costs one lookup, not three.
     let hasSnakeCaseMembers: Bool
 
-    init(members: [String: JSONValue], codingPath: [any CodingKey]) {
+    init(members: [String: JSONValue], codingPath: [any CodingKey], usage: FieldUsage?) {
         self.members = members
         self.codingPath = codingPath
+        self.usage = usage
+        path = usage == nil ? "" : fieldPath(codingPath)
+        usage?.open(path)
         hasSnakeCaseMembers = members.keys.contains { $0.utf8.contains(UInt8(ascii: "_")) }
     }
 
@@ -95,6 +161,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// A `null` is absent, so it never hides a value sent under another spelling.
     func member(_ key: Key) -> JSONValue? {
         let name = key.stringValue
+        usage?.ask(name, at: path)
         if let value = present(name) { return value }
         if hasSnakeCaseMembers {
             let snake = JSONValue.snakeCase(name)
@@ -119,7 +186,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         guard let value = member(key) else {
             throw AuthError(.invalidArgument, detail: "Missing value at '\(fieldPath(codingPath + [key]))'")
         }
-        return ValueDecoder(value: value, codingPath: codingPath + [key])
+        return ValueDecoder(value: value, codingPath: codingPath + [key], usage: usage)
     }
 
     // Leaves read the member in place; the field's path is only built for an error message.
@@ -167,7 +234,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try decoder(for: key).unkeyedContainer()
     }
 
-    func superDecoder() throws -> any Decoder { ValueDecoder(value: .object(members), codingPath: codingPath) }
+    func superDecoder() throws -> any Decoder { ValueDecoder(value: .object(members), codingPath: codingPath, usage: usage) }
     func superDecoder(forKey key: Key) throws -> any Decoder { try decoder(for: key) }
 }
 
@@ -181,11 +248,13 @@ private struct IndexKey: CodingKey {
 private struct UnkeyedContainer: UnkeyedDecodingContainer {
     let items: [JSONValue]
     let codingPath: [any CodingKey]
+    let usage: FieldUsage?
     var currentIndex = 0
 
-    init(items: [JSONValue], codingPath: [any CodingKey]) {
+    init(items: [JSONValue], codingPath: [any CodingKey], usage: FieldUsage?) {
         self.items = items
         self.codingPath = codingPath
+        self.usage = usage
     }
 
     var count: Int? { items.count }
@@ -195,7 +264,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         let path = codingPath + [IndexKey(intValue: currentIndex)]
         guard !isAtEnd else { throw AuthError(.invalidArgument, detail: "Missing value at '\(fieldPath(path))'") }
         defer { currentIndex += 1 }
-        return ValueDecoder(value: items[currentIndex], codingPath: path)
+        return ValueDecoder(value: items[currentIndex], codingPath: path, usage: usage)
     }
 
     mutating func decodeNil() throws -> Bool {

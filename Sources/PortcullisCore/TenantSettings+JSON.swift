@@ -1,21 +1,80 @@
 // Tenant settings as Identity Platform's JSON: parsed leniently, written back in its field names.
 
 extension TenantSettings {
-    /// Every field path an `updateMask` may name: leaves and the objects that hold them.
-    public static let maskablePaths: Set<String> = [
-        "displayName", "allowPasswordSignup", "enableEmailLinkSignin", "disableAuth", "enableAnonymousUser",
-        "client", "client.permissions", "client.permissions.disabledUserSignup",
-        "client.permissions.disabledUserDeletion",
-        "emailPrivacyConfig", "emailPrivacyConfig.enableImprovedEmailPrivacy",
-        "passwordPolicyConfig", "passwordPolicyConfig.passwordPolicyEnforcementState",
-        "passwordPolicyConfig.forceUpgradeOnSignin", "passwordPolicyConfig.passwordPolicyVersions",
-        "signingAlgorithm", "idTokenLifetimeSeconds", "recentLoginWindowSeconds",
-        "refreshTokenReuseGraceSeconds", "oobCodeLifetimeSeconds", "trustedEmailDomains",
-        "scryptParameters", "scryptParameters.logN", "scryptParameters.r", "scryptParameters.p",
-        "authorizedDomains", "emailDelivery", "emailDelivery.channel", "emailDelivery.webhookUri",
-        "emailDelivery.webhookSecretVersion", "emailDelivery.from", "emailDelivery.templates",
-        "emailDelivery.localizedTemplates",
+    /// The resource settings are read for: a tenant, or the project's config. Their Identity
+    /// Platform messages differ only in fields the gateway does not implement.
+    public enum Resource: Sendable {
+        case tenant, project
+    }
+
+    /// The fields a tenant's or the project config's body may carry: what ``init(json:)``
+    /// reads, the resource's `name`, and Identity Platform's fields for features the gateway
+    /// lacks, accepted only while they ask for nothing (the Admin SDKs send
+    /// `mfaConfig: {state: DISABLED}` and the like as a matter of course).
+    public static func schema(for resource: Resource) -> ResourceSchema {
+        resource == .tenant ? tenantSchema : projectSchema
+    }
+
+    private static let tenantSchema = ResourceSchema.object(
+        commonFields.merging([
+            "mfaConfig": multiFactorConfig,
+            "testPhoneNumbers": .unsupported("phone sign-in (test phone numbers)", isInert: ResourceSchema.isOff),
+        ]) { first, _ in first })
+
+    private static let projectSchema = ResourceSchema.object(
+        commonFields.merging([
+            "mfa": multiFactorConfig,
+            "mobileLinksConfig": .unsupported(
+                "a mobile link domain (email links open the gateway's action page)",
+                isInert: { ResourceSchema.isOff($0.value(at: ["domain"])) }),
+        ]) { first, _ in first })
+
+    private static let commonFields: [String: ResourceSchema] = [
+        "name": .ignored,
+        "displayName": .value, "allowPasswordSignup": .value, "enableEmailLinkSignin": .value, "disableAuth": .value,
+        "enableAnonymousUser": .value,
+        "client": .object(["permissions": .object(["disabledUserSignup": .value, "disabledUserDeletion": .value])]),
+        "emailPrivacyConfig": .object(["enableImprovedEmailPrivacy": .value]),
+        "passwordPolicyConfig": .object([
+            "passwordPolicyEnforcementState": .value, "forceUpgradeOnSignin": .value, "lastUpdateTime": .ignored,
+            "passwordPolicyVersions": .list(
+                .object([
+                    "schemaVersion": .ignored,
+                    "customStrengthOptions": .object([
+                        "minPasswordLength": .value, "maxPasswordLength": .value, "containsLowercaseCharacter": .value,
+                        "containsUppercaseCharacter": .value, "containsNumericCharacter": .value,
+                        "containsNonAlphanumericCharacter": .value,
+                    ]),
+                ])),
+        ]),
+        // Portcullis's own.
+        "signingAlgorithm": .value, "idTokenLifetimeSeconds": .value, "recentLoginWindowSeconds": .value,
+        "refreshTokenReuseGraceSeconds": .value, "oobCodeLifetimeSeconds": .value,
+        "trustedEmailDomains": .list(.object(["providerId": .value, "domain": .value, "tenantIds": .value])),
+        "scryptParameters": .object(["logN": .value, "r": .value, "p": .value]),
+        "authorizedDomains": .value,
+        "emailDelivery": EmailDelivery.schema,
+        // Identity Platform's, for features the gateway does not have.
+        "smsRegionConfig": .unsupported("phone sign-in (SMS region policy)", isInert: ResourceSchema.isOff),
+        "recaptchaConfig": .unsupported("reCAPTCHA enforcement", isInert: recaptchaOff),
+        "autodeleteAnonymousUsers": .unsupported("automatic deletion of anonymous users", isInert: ResourceSchema.isOff),
     ]
+
+    /// `mfaConfig` (a tenant) or `mfa` (the project): off when its state and every provider's are.
+    private static let multiFactorConfig = ResourceSchema.unsupported("multi-factor authentication") { config in
+        guard ResourceSchema.isOff(config.value(at: ["state"])) else { return false }
+        guard case .array(let providers)? = config.value(at: ["providerConfigs"]) else { return true }
+        return providers.allSatisfy { ResourceSchema.isOff($0.value(at: ["state"])) }
+    }
+
+    /// reCAPTCHA is off when every enforcement state is off and no `use…` protection is on;
+    /// rules and keys then apply to nothing.
+    private static let recaptchaOff: @Sendable (JSONValue) -> Bool = { config in
+        guard case .object(let members) = config else { return ResourceSchema.isOff(config) }
+        return members.allSatisfy { name, value in
+            !(name.hasSuffix("EnforcementState") || name.hasPrefix("use")) || ResourceSchema.isOff(value)
+        }
+    }
 
     static let federatedProviders: Set<String> = [
         "google.com", "apple.com", "microsoft.com", "yahoo.com", "facebook.com", "github.com", "twitter.com",

@@ -2,18 +2,26 @@ public import Hummingbird
 import NIOCore
 public import PortcullisCore
 
+/// A request type of the admin API's resources (users, admin keys, service accounts): a
+/// member the type does not declare is `INVALID_ARGUMENT` naming it, as Google's front end
+/// answers, where end-user bodies ignore it (DESIGN §2). Resources read as a whole document
+/// (tenants, project config, providers) are checked against their Core `ResourceSchema`.
+protocol AdminResourceBody: Decodable {}
+
 /// Reads request bodies into the routes' request types, with Identity Toolkit's leniency
 /// (`JSONValueDecoder`): the context's `requestDecoder`.
 ///
 /// An empty body reads as `{}`; over the context's upload limit → `PAYLOAD_TOO_LARGE`
-/// (413); invalid UTF-8, malformed JSON or a wrong type → `INVALID_ARGUMENT`.
+/// (413); invalid UTF-8, malformed JSON, a wrong type or an unknown name in an
+/// `AdminResourceBody` → `INVALID_ARGUMENT`.
 public struct LenientRequestDecoder: RequestDecoder {
     /// A decoder.
     public init() {}
 
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         let bytes = try await request.bodyBytes(context: context)
-        let value = try JSONValueDecoder().decode(type, from: bytes.isEmpty ? .object([:]) : JSONValue.parse(bytes))
+        let decoder = JSONValueDecoder(rejectingUnknownFields: type is any AdminResourceBody.Type)
+        let value = try decoder.decode(type, from: bytes.isEmpty ? .object([:]) : JSONValue.parse(bytes))
         if let scoped = value as? any TenantScopedBody, let context = context as? PortcullisRequestContext {
             context.tenant.set(scoped.tenantId)
         }

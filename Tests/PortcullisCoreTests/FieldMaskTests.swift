@@ -15,7 +15,7 @@ struct FieldMaskTests {
 
     @Test("only the masked paths change")
     func masked() throws {
-        let mask = try FieldMask(parsing: "client.permissions.disabledUserSignup", allowed: TenantSettings.maskablePaths)
+        let mask = try FieldMask(parsing: "client.permissions.disabledUserSignup", schema: TenantSettings.schema(for: .tenant))
         let patch: JSONValue = .object([
             "displayName": .string("new"),
             "client": .object(["permissions": .object(["disabledUserSignup": .bool(true)])]),
@@ -29,7 +29,7 @@ struct FieldMaskTests {
 
     @Test("a masked object is replaced whole; a masked field absent from the body is reset")
     func objectReplacement() throws {
-        let mask = try FieldMask(parsing: "client.permissions,allowPasswordSignup", allowed: TenantSettings.maskablePaths)
+        let mask = try FieldMask(parsing: "client.permissions,allowPasswordSignup", schema: TenantSettings.schema(for: .tenant))
         let patch: JSONValue = .object(["client": .object(["permissions": .object(["disabledUserSignup": .bool(true)])])])
         let settings = try TenantSettings(json: mask.apply(patch, to: current))
         #expect(settings.permissions == .init(disabledUserSignup: true, disabledUserDeletion: false))
@@ -39,7 +39,7 @@ struct FieldMaskTests {
 
     @Test("an empty mask replaces the whole resource")
     func empty() throws {
-        let mask = try FieldMask(parsing: "", allowed: TenantSettings.maskablePaths)
+        let mask = try FieldMask(parsing: "", schema: TenantSettings.schema(for: .tenant))
         #expect(mask.isEmpty)
         let settings = try TenantSettings(json: mask.apply(.object(["enableAnonymousUser": .bool(true)]), to: current))
         #expect(settings.enableAnonymousUser)
@@ -55,9 +55,9 @@ struct FieldMaskTests {
         ])
     func validation(path: String, valid: Bool) {
         if valid {
-            #expect(throws: Never.self) { try FieldMask(parsing: path, allowed: TenantSettings.maskablePaths) }
+            #expect(throws: Never.self) { try FieldMask(parsing: path, schema: TenantSettings.schema(for: .tenant)) }
         } else {
-            let error = #expect(throws: AuthError.self) { try FieldMask(parsing: path, allowed: TenantSettings.maskablePaths) }
+            let error = #expect(throws: AuthError.self) { try FieldMask(parsing: path, schema: TenantSettings.schema(for: .tenant)) }
             #expect(error?.code == .invalidArgument)
         }
     }

@@ -18,8 +18,19 @@ extension SingleUserBody {
     }
 }
 
+/// Second factors as the Admin SDKs send them: an update's `mfa` and a create's `mfaInfo`.
+/// Portcullis has none, so only an empty list (how the SDKs clear factors) is accepted.
+struct SecondFactors: Decodable {
+    let enrollments: [JSONValue]?
+
+    /// `INVALID_ARGUMENT` naming `field` when any factor is enrolled.
+    static func requireNone(_ enrollments: [JSONValue]?, field: String) throws(AuthError) {
+        guard enrollments?.isEmpty ?? true else { throw AuthError.unsupported(field, "multi-factor authentication") }
+    }
+}
+
 /// The Admin API's `accounts` (create): what `createUser` sends.
-struct AdminCreateAccountRequest: Decodable, ProfileBody {
+struct AdminCreateAccountRequest: AdminResourceBody, ProfileBody {
     let localId: String?
     let email: String?
     let password: String?
@@ -30,6 +41,12 @@ struct AdminCreateAccountRequest: Decodable, ProfileBody {
     let disabled: Bool?
     /// The Admin SDKs' older spelling of `disabled`.
     let disableUser: Bool?
+    let mfaInfo: [JSONValue]?
+
+    /// `INVALID_ARGUMENT` when the body enrols a second factor.
+    func requireNoSecondFactors() throws(AuthError) {
+        try SecondFactors.requireNone(mfaInfo, field: "mfaInfo")
+    }
 }
 
 /// A field Identity Toolkit takes as one value or a list (`localId`, `email`, …).
@@ -48,7 +65,7 @@ struct OneOrMany<Element: Decodable>: Decodable {
 
 /// The Admin API's `accounts:lookup`: any combination of `localId[]`, `email[]`,
 /// `phoneNumber[]` and `federatedUserId[]` (each also as a single value).
-struct AdminLookupRequest: Decodable {
+struct AdminLookupRequest: AdminResourceBody {
     /// One `federatedUserId[]` entry.
     struct FederatedUserId: Decodable {
         let providerId: String?
@@ -70,7 +87,7 @@ struct AdminLookupRequest: Decodable {
 }
 
 /// The Admin API's `accounts:update`.
-struct AdminUpdateAccountRequest: Decodable, SingleUserBody {
+struct AdminUpdateAccountRequest: AdminResourceBody, SingleUserBody {
     /// `linkProviderUserInfo`: a federated identity to link.
     struct ProviderUserInfo: Decodable {
         let providerId: String?
@@ -99,12 +116,14 @@ struct AdminUpdateAccountRequest: Decodable, SingleUserBody {
     /// Providers to unlink (`password` removes the password).
     let deleteProvider: [String]?
     let linkProviderUserInfo: ProviderUserInfo?
+    let mfa: SecondFactors?
 
     /// The changes, validated: custom claims (`FORBIDDEN_CLAIM`, `CLAIMS_TOO_LARGE`,
-    /// `INVALID_CLAIMS`) and the identity to link.
+    /// `INVALID_CLAIMS`), the identity to link, and no second factor.
     var changes: AdminAccountService.Changes {
         get throws(AuthError) {
-            AdminAccountService.Changes(
+            try SecondFactors.requireNone(mfa?.enrollments, field: "mfa.enrollments")
+            return AdminAccountService.Changes(
                 email: email, password: password, displayName: displayName, photoURL: photoUrl, phoneNumber: phoneNumber,
                 disabled: disableUser, emailVerified: emailVerified,
                 customAttributes: try customAttributes.map { text throws(AuthError) in try CustomClaims.parse(text) },
@@ -119,12 +138,12 @@ struct AdminUpdateAccountRequest: Decodable, SingleUserBody {
 }
 
 /// The Admin API's `accounts:delete`.
-struct AdminDeleteAccountRequest: Decodable, SingleUserBody {
+struct AdminDeleteAccountRequest: AdminResourceBody, SingleUserBody {
     let localId: String?
 }
 
 /// The Admin API's `accounts:batchDelete`.
-struct AdminBatchDeleteRequest: Decodable {
+struct AdminBatchDeleteRequest: AdminResourceBody {
     let localIds: [String]?
     /// Delete accounts that are not disabled too (the Admin SDKs' `delete_users` sends `true`).
     let force: Bool?
@@ -151,7 +170,7 @@ struct AdminDownloadResponse: ResponseEncodable {
 }
 
 /// The Admin API's `accounts:query` (Identity Toolkit's `QueryUserInfo`).
-struct AdminQueryRequest: Decodable {
+struct AdminQueryRequest: AdminResourceBody {
     /// One `expression[]` entry; only the first entry, and its first field of `email`,
     /// `phoneNumber`, `userId`, is evaluated.
     struct Expression: Decodable {

@@ -31,7 +31,7 @@ struct TenantList: ResponseEncodable {
 struct EmptyResponse: ResponseEncodable {}
 
 /// `POST …/adminKeys`: a new admin key, for the project or one tenant.
-struct CreateAdminKeyRequest: Decodable {
+struct CreateAdminKeyRequest: AdminResourceBody {
     let displayName: String?
     let tenantId: String?
 }

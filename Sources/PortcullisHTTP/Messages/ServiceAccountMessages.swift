@@ -6,7 +6,7 @@ import PortcullisCore
 /// `POST …/serviceAccounts`: `displayName` alone generates a key pair; with `publicKey`
 /// (PEM) or `publicKeyJwk` it registers a key the customer holds, under `clientEmail`
 /// if given.
-struct CreateServiceAccountRequest: Decodable {
+struct CreateServiceAccountRequest: AdminResourceBody {
     let displayName: String?
     let publicKey: String?
     let publicKeyJwk: JSONValue?

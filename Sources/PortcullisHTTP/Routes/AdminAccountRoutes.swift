@@ -13,6 +13,7 @@ struct AdminAccountRoutes {
             group.post("\(prefix)accounts") { request, context in
                 let (tenantId, admin) = try Self.caller(context)
                 let body = try await request.decode(as: AdminCreateAccountRequest.self, context: context)
+                try body.requireNoSecondFactors()
                 let user = try await accounts.create(
                     tenantId: tenantId, uid: body.localId, email: body.email, password: body.password,
                     emailVerified: body.emailVerified ?? false, profile: body.profile,
