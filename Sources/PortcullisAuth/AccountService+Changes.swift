@@ -96,7 +96,6 @@ extension AccountService {
         guard let updated = try await users.update(tenantId: user.tenantId, uid: user.uid, update, requiring: precondition) else {
             throw try await Self.missing(user, in: users, otherwise: AuthError(.emailExists))
         }
-        revocation.forget(tenantId: user.tenantId, uid: user.uid)
         // Tokens for the caller are issued after the change's second, with a fresh auth_time,
         // unless a later change (or revocation) holds now: that one ended this change's sessions,
         // the caller's new one included, as if it had started before it (TOKEN_EXPIRED).
@@ -128,6 +127,5 @@ extension AccountService {
         try SessionPolicy.requireRecentSignIn(
             authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds)
         guard try await users.delete(tenantId: tenantId, uid: user.uid) else { throw AuthError(.userNotFound) }
-        revocation.forget(tenantId: tenantId, uid: user.uid)
     }
 }

@@ -14,7 +14,6 @@ public struct AccountService: Sendable {
     let links: ProviderLinkRepository
     let tenants: TenantSettingsCache
     let tokens: TokenService
-    let revocation: RevocationCache
     let passwords: PasswordHashingService
     let abuse: AbuseGuard
     let clock: any WallClock
@@ -22,14 +21,13 @@ public struct AccountService: Sendable {
     /// An account service.
     public init(
         users: UserRepository, links: ProviderLinkRepository, tenants: TenantSettingsCache, tokens: TokenService,
-        revocation: RevocationCache,
+
         passwords: PasswordHashingService, abuse: AbuseGuard, clock: any WallClock = SystemClock()
     ) {
         self.users = users
         self.links = links
         self.tenants = tenants
         self.tokens = tokens
-        self.revocation = revocation
         self.passwords = passwords
         self.abuse = abuse
         self.clock = clock

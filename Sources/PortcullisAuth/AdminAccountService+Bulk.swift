@@ -71,7 +71,6 @@ extension AdminAccountService {
         _ = try await tenants.settings(tenantId: tenantId)
         guard (1...AdminUserPolicy.batchDeleteLimit).contains(uids.count) else { throw AuthError(.localIdListExceedsLimit) }
         let result = try await users.delete(tenantId: tenantId, uids: uids, force: force, actor: actor)
-        for uid in result.deleted { revocation.forget(tenantId: tenantId, uid: uid) }
         var reported: Set<String> = []
         var errors: [BatchDeleteError] = []
         for (index, uid) in uids.enumerated() where result.notDisabled.contains(uid) && reported.insert(uid).inserted {

@@ -13,18 +13,16 @@ public import PortcullisStore
 public struct AdminAccountService: Sendable {
     let users: UserRepository
     let tenants: TenantSettingsCache
-    let revocation: RevocationCache
     let passwords: PasswordHashingService
     let clock: any WallClock
 
     /// An admin account service.
     public init(
-        users: UserRepository, tenants: TenantSettingsCache, revocation: RevocationCache, passwords: PasswordHashingService,
+        users: UserRepository, tenants: TenantSettingsCache, passwords: PasswordHashingService,
         clock: any WallClock = SystemClock()
     ) {
         self.users = users
         self.tenants = tenants
-        self.revocation = revocation
         self.passwords = passwords
         self.clock = clock
     }
@@ -148,7 +146,6 @@ public struct AdminAccountService: Sendable {
                 tenantId: tenantId, uid: uid, update, unlinking: unlinking, linking: changes.linkProvider, actor: actor,
                 fields: changes.fieldNames)
         else { throw AuthError(.userNotFound) }
-        if update.changesRevocationState { revocation.forget(tenantId: tenantId, uid: uid) }
         return user
     }
 
@@ -156,7 +153,6 @@ public struct AdminAccountService: Sendable {
     public func delete(tenantId: String?, uid: String, actor: String) async throws {
         _ = try await tenants.settings(tenantId: tenantId)
         guard try await users.delete(tenantId: tenantId, uid: uid, actor: actor) else { throw AuthError(.userNotFound) }
-        revocation.forget(tenantId: tenantId, uid: uid)
     }
 
     /// `accounts:lookup` by uid: `nil` when there is no such user; any other failure is thrown.

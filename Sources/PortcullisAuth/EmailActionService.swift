@@ -17,7 +17,6 @@ public struct EmailActionService: Sendable {
     let codes: ActionCodeRepository
     let tenants: TenantSettingsCache
     let passwords: PasswordHashingService
-    let revocation: RevocationCache
     let delivery: EmailDeliveryService
     let masterKey: MasterKey
     let links: LinkSettings
@@ -44,7 +43,7 @@ public struct EmailActionService: Sendable {
     /// A service issuing codes through `codes` and delivering through `delivery`.
     public init(
         accounts: AccountService, users: UserRepository, codes: ActionCodeRepository, tenants: TenantSettingsCache,
-        passwords: PasswordHashingService, revocation: RevocationCache, delivery: EmailDeliveryService, masterKey: MasterKey,
+        passwords: PasswordHashingService, delivery: EmailDeliveryService, masterKey: MasterKey,
         links: LinkSettings, abuse: AbuseGuard, clock: any WallClock = SystemClock()
     ) {
         self.accounts = accounts
@@ -52,7 +51,6 @@ public struct EmailActionService: Sendable {
         self.codes = codes
         self.tenants = tenants
         self.passwords = passwords
-        self.revocation = revocation
         self.delivery = delivery
         self.masterKey = masterKey
         self.links = links
@@ -280,7 +278,6 @@ public struct EmailActionService: Sendable {
                     tenantId: tenantId, actor: "user:\(code.uid)", action: "email.applied", target: "users/\(code.uid)",
                     after: .object(["type": .string(code.kind.rawValue)]))
             })
-        if applied.kind != .verifyEmail { revocation.forget(tenantId: tenantId, uid: user.uid) }
         return (applied, user)
     }
 

@@ -15,7 +15,6 @@ public struct FederatedSignInService: Sendable {
     let links: ProviderLinkRepository
     let accounts: AccountService
     let tokens: TokenService
-    let revocation: RevocationCache
     let abuse: AbuseGuard
     let clock: any WallClock
 
@@ -23,7 +22,7 @@ public struct FederatedSignInService: Sendable {
     public init(
         tenants: TenantSettingsCache, providers: IdentityProviderCache, verifier: IdPTokenVerifier,
         users: UserRepository, links: ProviderLinkRepository, accounts: AccountService, tokens: TokenService,
-        revocation: RevocationCache, abuse: AbuseGuard, clock: any WallClock = SystemClock()
+        abuse: AbuseGuard, clock: any WallClock = SystemClock()
     ) {
         self.tenants = tenants
         self.providers = providers
@@ -32,7 +31,6 @@ public struct FederatedSignInService: Sendable {
         self.links = links
         self.accounts = accounts
         self.tokens = tokens
-        self.revocation = revocation
         self.abuse = abuse
         self.clock = clock
     }
@@ -170,7 +168,6 @@ public struct FederatedSignInService: Sendable {
         case .needConfirmation(let user):
             return Outcome(identity: identity, provesEmail: provesEmail, user: user, isNewUser: false, tokens: nil)
         case .linked(let user, let replaced):
-            if replaced { revocation.forget(tenantId: tenantId, uid: user.uid) }
             // After a takeover the new session starts after the second of the revocation that
             // ended the others.
             guard

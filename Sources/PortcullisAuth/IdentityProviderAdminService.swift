@@ -52,7 +52,6 @@ public struct IdentityProviderAdminService: Sendable {
         try IdentityProvider.schema.check(body)
         let provider = try IdentityProvider(providerId: providerId, json: body)
         try await repository.create(provider, tenantId: tenantId, actor: actor)
-        cache.forget(tenantId: tenantId)
         return provider
     }
 
@@ -91,7 +90,6 @@ public struct IdentityProviderAdminService: Sendable {
                     return try IdentityProvider(providerId: providerId, json: merged)
                 })
         else { throw AuthError(.configurationNotFound) }
-        cache.forget(tenantId: tenantId)
         return updated
     }
 
@@ -100,7 +98,6 @@ public struct IdentityProviderAdminService: Sendable {
         try await requireTenant(tenantId)
         guard kind.accepts(providerId), try await repository.delete(tenantId: tenantId, providerId: providerId, actor: actor)
         else { throw AuthError(.configurationNotFound) }
-        cache.forget(tenantId: tenantId)
     }
 
     private func requireTenant(_ tenantId: String?) async throws {

@@ -79,7 +79,7 @@ public final class KeyringService: InvalidationSubscriber {
             tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
             activation: .immediately, publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: actor,
             at: clock.now().date)
-        cache.invalidate(tenantId ?? "")
+        // The activation's commit has dropped the cached keyring (it announces `.signingKeys`).
         return try await keyring(tenantId: tenantId)
     }
 
@@ -93,7 +93,6 @@ public final class KeyringService: InvalidationSubscriber {
             tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
             activation: .scheduled(leadSeconds: rotationLeadSeconds, dueAfterSeconds: dueAfterSeconds),
             publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: "system", at: clock.now().date)
-        if rotated { cache.invalidate(tenantId ?? "") }
         return rotated
     }
 

@@ -2,7 +2,8 @@ import PortcullisCore
 public import PortcullisStore
 
 /// Each instance's copy of users' revocation state (`validSince`, `disabled`),
-/// for `checkRevoked` and end-user endpoints; dropped per user by NOTIFY.
+/// for `checkRevoked` and end-user endpoints; dropped per user by invalidation events
+/// (this instance's as its writes commit, the others' by NOTIFY).
 public final class RevocationCache: InvalidationSubscriber {
     private struct Key: Hashable {
         let tenant: String
@@ -33,14 +34,9 @@ public final class RevocationCache: InvalidationSubscriber {
         try SessionPolicy.requireLive(authTime: authTime, validSince: state.validSince, disabled: state.disabled)
     }
 
-    /// Forgets a user this instance just changed (its own NOTIFY follows).
-    public func forget(tenantId: String?, uid: String) {
-        entries.invalidate(Key(tenant: tenantId ?? "", uid: uid))
-    }
-
     public func invalidate(_ event: InvalidationEvent) {
         switch event {
-        case .user(let tenantId, let uid): forget(tenantId: tenantId, uid: uid)
+        case .user(let tenantId, let uid): entries.invalidate(Key(tenant: tenantId ?? "", uid: uid))
         case .tenant(let id, let version) where version == 0: entries.invalidate { $0.tenant == id }
         default: return
         }

@@ -49,8 +49,8 @@ public final class ServiceAccountKeyCache: InvalidationSubscriber {
         }
     }
 
-    /// Forgets a tenant's keys this instance just changed (its own NOTIFY follows).
-    public func forget(tenantId: String?) {
+    /// Drops a tenant's keys.
+    private func drop(tenantId: String?) {
         let tenant = tenantId ?? ""
         entries.invalidate { $0.tenant == tenant }
     }
@@ -62,8 +62,8 @@ public final class ServiceAccountKeyCache: InvalidationSubscriber {
 
     public func invalidate(_ event: InvalidationEvent) {
         switch event {
-        case .serviceAccounts(let tenantId): forget(tenantId: tenantId)
-        case .tenant(let id, let version) where version == 0: forget(tenantId: id)
+        case .serviceAccounts(let tenantId): drop(tenantId: tenantId)
+        case .tenant(let id, let version) where version == 0: drop(tenantId: id)
         default: return
         }
     }

@@ -13,18 +13,16 @@ public import PortcullisStore
 public struct ServiceAccountService: Sendable {
     let accounts: ServiceAccountRepository
     let tenants: TenantSettingsCache
-    let keys: ServiceAccountKeyCache
     /// The project generated emails name.
     let projectId: String
+    let clock: any WallClock
 
     /// A service over the service-account table.
-    public init(
-        accounts: ServiceAccountRepository, tenants: TenantSettingsCache, keys: ServiceAccountKeyCache, projectId: String
-    ) {
+    public init(accounts: ServiceAccountRepository, tenants: TenantSettingsCache, projectId: String, clock: any WallClock) {
         self.accounts = accounts
         self.tenants = tenants
-        self.keys = keys
         self.projectId = projectId
+        self.clock = clock
     }
 
     /// The public key of a service account a customer registers.
@@ -81,20 +79,18 @@ public struct ServiceAccountService: Sendable {
             }
             let account = ServiceAccount(
                 tenantId: tenantId, keyId: keyId, clientEmail: clientEmail, displayName: name,
-                publicKeyPEM: verificationKey.pemRepresentation, createTime: Date())
+                publicKeyPEM: verificationKey.pemRepresentation, createTime: clock.now().date)
             // A customer's own email may have several keys (it rotates them itself).
             guard let stored = try await accounts.insert(account, uniqueEmail: false, actor: actor) else {
                 throw AuthError(.internalError)
             }
-            keys.forget(tenantId: tenantId)
             return Created(account: stored, privateKeyPEM: privateKeyPEM)
         }
         for _ in 0..<3 {
             let account = ServiceAccount(
                 tenantId: tenantId, keyId: keyId, clientEmail: generatedEmail(tenantId: tenantId), displayName: name,
-                publicKeyPEM: verificationKey.pemRepresentation, createTime: Date())
+                publicKeyPEM: verificationKey.pemRepresentation, createTime: clock.now().date)
             if let stored = try await accounts.insert(account, uniqueEmail: true, actor: actor) {
-                keys.forget(tenantId: tenantId)
                 return Created(account: stored, privateKeyPEM: privateKeyPEM)
             }
         }
@@ -110,14 +106,13 @@ public struct ServiceAccountService: Sendable {
     }
 
     /// Deletes a service account: its tokens are refused from the next request on (this
-    /// instance forgets the key at once; the others when the NOTIFY arrives).
+    /// instance's key cache follows the commit; the others' when the NOTIFY arrives).
     /// `SERVICE_ACCOUNT_NOT_FOUND` when the tenant has none with this key id.
     public func delete(tenantId: String?, keyId: String, actor: String) async throws {
         _ = try await tenants.settings(tenantId: tenantId)
         guard try await accounts.delete(tenantId: tenantId, keyId: keyId, actor: actor) else {
             throw AuthError(.serviceAccountNotFound)
         }
-        keys.forget(tenantId: tenantId)
     }
 
     private static let unacceptableKey = AuthError(

@@ -1,28 +1,24 @@
 public import PortcullisCore
 public import PortcullisStore
 
-/// Tenant and project-config administration: validation, masks, who may choose which
-/// email channel, and keeping this instance's cache in step with its own writes.
+/// Tenant and project-config administration: validation, masks, and who may choose which
+/// email channel. This instance's settings cache follows each write's commit (`Database.subscribers`).
 public struct TenantAdminService: Sendable {
     let tenants: TenantRepository
     let projectConfig: ProjectConfigRepository
-    let cache: TenantSettingsCache
     let allowedFromDomains: [String]
 
-    /// A service over the repositories and this instance's cache.
+    /// A service over the repositories.
     ///
     /// - Parameters:
     ///   - tenants: the tenants' storage.
     ///   - projectConfig: the project config's storage.
-    ///   - cache: this instance's settings cache.
     ///   - allowedFromDomains: the domains a `SENDMAIL` sender may use (`email.allowed_from_domains`).
     public init(
-        tenants: TenantRepository, projectConfig: ProjectConfigRepository, cache: TenantSettingsCache,
-        allowedFromDomains: [String]
+        tenants: TenantRepository, projectConfig: ProjectConfigRepository, allowedFromDomains: [String]
     ) {
         self.tenants = tenants
         self.projectConfig = projectConfig
-        self.cache = cache
         self.allowedFromDomains = allowedFromDomains.map { $0.lowercased() }
     }
 
@@ -33,9 +29,7 @@ public struct TenantAdminService: Sendable {
         let settings = try TenantSettings(json: body)
         try EmailDeliveryPolicy.authorize(
             settings.emailDelivery, replacing: nil, scope: .project, allowedFromDomains: allowedFromDomains)
-        let tenant = try await tenants.create(settings: settings, actor: actor)
-        cache.store(tenant)
-        return tenant
+        return try await tenants.create(settings: settings, actor: actor)
     }
 
     /// The tenant; `TENANT_NOT_FOUND` when absent.
@@ -74,7 +68,6 @@ public struct TenantAdminService: Sendable {
         guard TenantID.isValid(id), let tenant = try await tenants.update(id: id, actor: actor, change: change) else {
             throw AuthError(.tenantNotFound)
         }
-        cache.store(tenant)
         return tenant
     }
 
@@ -83,7 +76,6 @@ public struct TenantAdminService: Sendable {
         guard TenantID.isValid(id), try await tenants.delete(id: id, actor: actor) else {
             throw AuthError(.tenantNotFound)
         }
-        cache.remove(tenantId: id)
     }
 
     /// The project's own config.
@@ -93,10 +85,8 @@ public struct TenantAdminService: Sendable {
 
     /// PATCHes the project config with the same mask rules as a tenant.
     public func updateProjectConfig(body: JSONValue, updateMask: String?, actor: String) async throws -> ProjectConfig {
-        let config = try await projectConfig.update(
+        try await projectConfig.update(
             actor: actor, change: settingsPatch(body: body, updateMask: updateMask, resource: .project, scope: .project))
-        cache.store(config)
-        return config
     }
 
     /// The change a PATCH of `resource` by a key of `scope` makes. The whole body is

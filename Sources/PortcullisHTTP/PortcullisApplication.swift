@@ -141,10 +141,10 @@ public struct PortcullisServer: Sendable {
             defaultParameters: configuration.passwordHashing, pool: HashingPool(), metrics: metricsFactory)
         let links = ProviderLinkRepository(database: database, logger: logger)
         let accounts = AccountService(
-            users: users, links: links, tenants: cache, tokens: tokens, revocation: revocation, passwords: passwords,
+            users: users, links: links, tenants: cache, tokens: tokens, passwords: passwords,
             abuse: configuration.abuseGuard, clock: configuration.clock)
         let adminAccounts = AdminAccountService(
-            users: users, tenants: cache, revocation: revocation, passwords: passwords, clock: configuration.clock)
+            users: users, tenants: cache, passwords: passwords, clock: configuration.clock)
         let identityProviders = IdentityProviderCache(
             repository: IdentityProviderRepository(database: database, logger: logger))
         // One outbound client for everything the daemon fetches, under the operator's network policy.
@@ -155,16 +155,15 @@ public struct PortcullisServer: Sendable {
             tenants: cache, providers: identityProviders,
             verifier: IdPTokenVerifier(
                 client: outbound, keys: JWKSCache(client: outbound, clock: configuration.clock), clock: configuration.clock),
-            users: users, links: links, accounts: accounts, tokens: tokens, revocation: revocation,
+            users: users, links: links, accounts: accounts, tokens: tokens,
             abuse: configuration.abuseGuard, clock: configuration.clock)
         let serviceAccountRepository = ServiceAccountRepository(database: database, logger: logger)
         let serviceAccountKeys = ServiceAccountKeyCache(accounts: serviceAccountRepository)
         let customTokens = CustomTokenService(
             users: users, tenants: cache, tokens: tokens, keys: serviceAccountKeys, clock: configuration.clock)
+        database.subscribers.add([cache, keyrings, revocation, verifiedTokens, identityProviders, serviceAccountKeys])
         let listener = InvalidationListener(
-            database: database,
-            subscribers: [cache, keyrings, revocation, verifiedTokens, identityProviders, serviceAccountKeys],
-            fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
+            database: database, fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger)
         // Opened once migrations are current: the background services that need the tables wait on it.
         let schema = SchemaGate()
         let rotation = KeyRotationService(
@@ -190,7 +189,7 @@ public struct PortcullisServer: Sendable {
         let emailActions = EmailActionService(
             accounts: accounts, users: users,
             codes: actionCodes, tenants: cache,
-            passwords: passwords, revocation: revocation, delivery: emailDelivery, masterKey: configuration.masterKey,
+            passwords: passwords, delivery: emailDelivery, masterKey: configuration.masterKey,
             links: .init(
                 publicURL: configuration.publicURL, projectId: configuration.projectId,
                 defaultAPIKey: configuration.apiKeys.first),
@@ -204,8 +203,7 @@ public struct PortcullisServer: Sendable {
         HealthRoutes(database: database, migrator: migrator, metrics: metrics).register(on: router)
 
         let tenantService = TenantAdminService(
-            tenants: tenants, projectConfig: projectConfig, cache: cache,
-            allowedFromDomains: configuration.emailDelivery.allowedFromDomains)
+            tenants: tenants, projectConfig: projectConfig, allowedFromDomains: configuration.emailDelivery.allowedFromDomains)
         let adminKeyRepository = AdminKeyRepository(database: database, logger: logger)
         let adminKeys = AdminKeyService(keys: adminKeyRepository)
         let authenticator = AdminAuthenticator(
@@ -224,8 +222,8 @@ public struct PortcullisServer: Sendable {
         ).register(on: admin)
         ServiceAccountRoutes(
             service: ServiceAccountService(
-                accounts: serviceAccountRepository, tenants: cache, keys: serviceAccountKeys,
-                projectId: configuration.projectId),
+                accounts: serviceAccountRepository, tenants: cache, projectId: configuration.projectId,
+                clock: configuration.clock),
             projectId: configuration.projectId
         ).register(on: admin)
         WebhookSecretRoutes(delivery: emailDelivery).register(on: admin)

@@ -43,8 +43,8 @@ public struct ActionCodeRepository: Sendable {
         floodError: AuthError, audit: AuditEntry
     ) async throws {
         let tenant = code.tenantId ?? ""
-        try await database.withTransaction { connection in
-            let rows = try await connection.query(
+        try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
                 """
                 SELECT (SELECT count(*) FROM action_codes c
                         WHERE c.tenant_id = u.tenant_id AND c.uid = u.uid AND c.kind = \(code.kind.rawValue)
@@ -56,15 +56,15 @@ public struct ActionCodeRepository: Sendable {
             for try await row in rows.decode((Int64, Int64, String?).self) { found = row }
             guard let found else { throw AuthError(.userNotFound) }
             guard found.recent < floodLimit else { throw floodError }
-            try await connection.query(
+            try await transaction.query(
                 """
                 INSERT INTO action_codes (tenant_id, code_hash, uid, kind, email, account_email, continue_url, created_us,
                     expires_us)
                 VALUES (\(tenant), \(ByteBuffer(bytes: codeHash)), \(code.uid), \(code.kind.rawValue), \(code.email),
                         \(found.accountEmail), \(code.continueURL), \(found.issuedAt), \(code.expiresAt.microseconds))
                 """, logger: logger)
-            if let message { try await EmailOutboxRepository.enqueue(message, on: connection, logger: logger) }
-            try await AuditLogRepository.record(audit, on: connection, logger: logger)
+            if let message { try await EmailOutboxRepository.enqueue(message, in: transaction, logger: logger) }
+            try await AuditLogRepository.record(audit, in: transaction, logger: logger)
         }
     }
 
@@ -99,8 +99,8 @@ public struct ActionCodeRepository: Sendable {
     ) async throws -> (ActionCode, User) {
         let tenant = tenantId ?? ""
         do {
-            return try await database.withTransaction { connection in
-                let rows = try await connection.query(
+            return try await database.withTransaction { transaction in
+                let rows = try await transaction.query(
                     """
                     UPDATE action_codes SET used_us = \(now.microseconds)
                     WHERE tenant_id = \(tenant) AND code_hash = \(ByteBuffer(bytes: codeHash)) AND used_us IS NULL
@@ -109,13 +109,13 @@ public struct ActionCodeRepository: Sendable {
                     """, logger: logger)
                 let code = try await Self.live(rows, tenantId: tenantId, now: now)
                 // A code outliving its user (issued as the user was deleted) proves nothing.
-                guard let user = try await users.lockedUser(tenantId: tenantId, uid: code.uid, on: connection) else {
+                guard let user = try await users.lockedUser(tenantId: tenantId, uid: code.uid, in: transaction) else {
                     throw AuthError(.invalidOobCode)
                 }
                 let update = try change(code, user)
-                guard let updated = try await users.update(tenantId: tenantId, uid: code.uid, update, requiring: .none, on: connection)
+                guard let updated = try await users.update(tenantId: tenantId, uid: code.uid, update, requiring: .none, in: transaction)
                 else { throw AuthError(.invalidOobCode) }
-                try await AuditLogRepository.record(audit(code), on: connection, logger: logger)
+                try await AuditLogRepository.record(audit(code), in: transaction, logger: logger)
                 return (code, updated)
             }
         } catch is UniqueViolation {

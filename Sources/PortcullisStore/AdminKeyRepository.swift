@@ -18,15 +18,15 @@ public struct AdminKeyRepository: Sendable {
     public func insert(
         keyId: String, secretHash: [UInt8], displayName: String, scope: AdminScope, actor: String
     ) async throws -> AdminKey {
-        try await database.withTransaction { connection in
+        try await database.withTransaction { transaction in
             if let tenantId = scope.tenantId {
-                let exists = try await connection.query(
+                let exists = try await transaction.query(
                     "SELECT 1 FROM tenants WHERE tenant_id = \(tenantId) FOR SHARE", logger: logger)
                 var found = false
                 for try await _ in exists.decode(Int.self) { found = true }
                 guard found else { throw AuthError(.tenantNotFound) }
             }
-            let rows = try await connection.query(
+            let rows = try await transaction.query(
                 """
                 INSERT INTO admin_keys (key_id, tenant_id, display_name, secret_hash)
                 VALUES (\(keyId), \(scope.tenantId), \(displayName), \(ByteBuffer(bytes: secretHash)))
@@ -40,7 +40,7 @@ public struct AdminKeyRepository: Sendable {
                 AuditEntry(
                     tenantId: scope.tenantId, actor: actor, action: "adminKey.create", target: "adminKeys/\(keyId)",
                     after: .object(["displayName": .string(displayName), "tenantId": scope.tenantId.map(JSONValue.string) ?? .null])),
-                on: connection, logger: logger)
+                in: transaction, logger: logger)
             return key
         }
     }
@@ -67,8 +67,8 @@ public struct AdminKeyRepository: Sendable {
 
     /// Records use, at most once a minute per key (keeps the admin path read-mostly).
     public func touch(keyId: String) async throws {
-        _ = try await database.withTransaction { connection in
-            try await connection.query(
+        _ = try await database.withTransaction { transaction in
+            try await transaction.query(
                 """
                 UPDATE admin_keys SET last_used_at = now()
                 WHERE key_id = \(keyId) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
@@ -100,8 +100,8 @@ public struct AdminKeyRepository: Sendable {
 
     /// Revokes a key; `false` when no live key has that id.
     public func revoke(keyId: String, actor: String) async throws -> Bool {
-        try await database.withTransaction { connection in
-            let rows = try await connection.query(
+        try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
                 """
                 UPDATE admin_keys SET revoked_at = now() WHERE key_id = \(keyId) AND revoked_at IS NULL
                 RETURNING tenant_id
@@ -115,7 +115,7 @@ public struct AdminKeyRepository: Sendable {
             guard revoked else { return false }
             try await AuditLogRepository.record(
                 AuditEntry(tenantId: tenantId, actor: actor, action: "adminKey.revoke", target: "adminKeys/\(keyId)"),
-                on: connection, logger: logger)
+                in: transaction, logger: logger)
             return true
         }
     }

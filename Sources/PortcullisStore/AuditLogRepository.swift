@@ -44,8 +44,8 @@ public struct AuditLogRepository: Sendable {
     }
 
     /// Appends `entry` on `connection` (inside the caller's transaction).
-    static func record(_ entry: AuditEntry, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(
+    static func record(_ entry: AuditEntry, in transaction: Transaction, logger: Logger) async throws {
+        try await transaction.query(
             """
             INSERT INTO audit_log (tenant_id, actor, action, target, before, after)
             VALUES (\(entry.tenantId), \(entry.actor), \(entry.action), \(entry.target),
@@ -54,7 +54,7 @@ public struct AuditLogRepository: Sendable {
     }
 
     /// Appends `entries` on `connection` in one statement (inside the caller's transaction).
-    static func record(_ entries: [AuditEntry], on connection: PostgresConnection, logger: Logger) async throws {
+    static func record(_ entries: [AuditEntry], in transaction: Transaction, logger: Logger) async throws {
         guard !entries.isEmpty else { return }
         let rows = JSONValue.array(
             entries.map { entry in
@@ -64,7 +64,7 @@ public struct AuditLogRepository: Sendable {
                     "after": entry.after ?? .null,
                 ])
             })
-        try await connection.query(
+        try await transaction.query(
             """
             INSERT INTO audit_log (tenant_id, actor, action, target, before, after)
             SELECT e.tenant_id, e.actor, e.action, e.target, e.before, e.after
@@ -75,8 +75,8 @@ public struct AuditLogRepository: Sendable {
 
     /// Appends `entry` in its own transaction (events that change nothing else, e.g. CLI key creation).
     public func record(_ entry: AuditEntry) async throws {
-        try await database.withTransaction { connection in
-            try await Self.record(entry, on: connection, logger: logger)
+        try await database.withTransaction { transaction in
+            try await Self.record(entry, in: transaction, logger: logger)
         }
     }
 

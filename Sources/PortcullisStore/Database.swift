@@ -19,6 +19,8 @@ public final class Database: Sendable {
     public let client: PostgresClient
     /// The settings it was made from (the LISTEN connection reuses them).
     public let settings: DatabaseSettings
+    /// This instance's caches: what its transactions announce reaches them as each commits.
+    public let subscribers = InvalidationSubscribers()
     let logger: Logger
     private let inUse = Counter()
     private let reachable = Atomic<Bool>(true)
@@ -91,27 +93,34 @@ public final class Database: Sendable {
     /// Runs one statement that answers a row for each row it changed (`RETURNING 1`), and
     /// counts them, in a transaction of its own: the maintenance deletes report how much they did this way.
     func changedRows(_ statement: PostgresQuery, logger: Logger, function: String = #function) async throws -> Int {
-        try await withTransaction(function: function) { connection in
+        try await withTransaction(function: function) { transaction in
             var count = 0
-            for try await _ in try await connection.query(statement, logger: logger) { count += 1 }
+            for try await _ in try await transaction.query(statement, logger: logger) { count += 1 }
             return count
         }
     }
 
-    /// Runs `body` in a transaction, within ``DatabaseSettings/requestTimeout``: committed
-    /// when it returns (and only then does this return), rolled back when it throws.
+    /// Runs `body` as one unit of work (``Transaction``), within
+    /// ``DatabaseSettings/requestTimeout``: committed when it returns (and only then does this
+    /// return), rolled back when it throws. The events it announced then reach this instance's
+    /// ``subscribers``.
     ///
     /// Errors come out as thrown by `body` (an `AuthError` stays one), else the failed
     /// `BEGIN`/`COMMIT`, translated like ``withConnection(function:_:)``'s; a call past the
     /// timeout is `UNAVAILABLE`, and its connection is closed, which rolls the transaction back.
     public func withTransaction<Result: Sendable>(
-        function: String = #function, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+        function: String = #function, _ body: @escaping @Sendable (Transaction) async throws -> Result
     ) async throws -> Result {
-        try await bounded(function) { [client, logger] leased in
+        let announcements = Transaction.Announcements()
+        // After COMMIT, and also when it failed or timed out, whose outcome is unknown (or when
+        // the body threw after announcing): dropping an entry that is still current costs
+        // one reload, keeping a stale one would serve it.
+        defer { subscribers.deliver(announcements.take()) }
+        return try await bounded(function) { [client, logger] leased in
             do {
                 return try await client.withTransaction(logger: logger) { connection in
                     leased.hold(connection)
-                    return try await body(connection)
+                    return try await body(Transaction(connection: connection, announcements: announcements))
                 }
             } catch let error as PostgresTransactionError {
                 throw DatabaseErrors.translate(

@@ -53,8 +53,8 @@ public struct EmailOutboxRepository: Sendable {
     }
 
     /// Writes `entry` inside the caller's transaction (the one issuing its code).
-    static func enqueue(_ entry: OutboxEntry, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(
+    static func enqueue(_ entry: OutboxEntry, in transaction: Transaction, logger: Logger) async throws {
+        try await transaction.query(
             """
             INSERT INTO email_outbox (tenant_id, kind, uid, recipient, sealed_content)
             VALUES (\(entry.tenantId ?? ""), \(entry.kind.rawValue), \(entry.uid), \(entry.recipient), \(ByteBuffer(bytes: entry.sealedContent)))
@@ -64,8 +64,8 @@ public struct EmailOutboxRepository: Sendable {
     /// Claims up to `limit` due messages, oldest first, for an attempt that must end within `lease`.
     public func claimDue(limit: Int, lease: Duration) async throws -> [ClaimedMessage] {
         let leaseMilliseconds = lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
-        return try await database.withTransaction { connection in
-            let rows = try await connection.query(
+        return try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
                 """
                 UPDATE email_outbox o SET attempts = o.attempts + 1,
                     next_attempt_at = now() + make_interval(secs => \(Double(leaseMilliseconds) / 1000))
@@ -94,8 +94,8 @@ public struct EmailOutboxRepository: Sendable {
 
     /// Records a delivery and wipes the sealed link.
     public func markDelivered(_ message: ClaimedMessage) async throws {
-        _ = try await database.withTransaction { connection in
-            try await connection.query(
+        _ = try await database.withTransaction { transaction in
+            try await transaction.query(
                 """
                 UPDATE email_outbox SET delivered_at = now(), sealed_content = NULL, last_error = NULL
                 WHERE tenant_id = \(message.entry.tenantId ?? "") AND message_id = \(message.id)::uuid
@@ -117,9 +117,9 @@ public struct EmailOutboxRepository: Sendable {
         _ message: ClaimedMessage, reason: String, retryAfter: Duration?, deadLetter: AuditEntry? = nil
     ) async throws -> Bool {
         let delay = retryAfter.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-        return try await database.withTransaction { [logger] connection in
+        return try await database.withTransaction { [logger] transaction in
             var changed = 0
-            for try await _ in try await connection.query(
+            for try await _ in try await transaction.query(
                 """
                 UPDATE email_outbox SET last_error = \(String(reason.prefix(500))),
                     next_attempt_at = CASE WHEN \(delay != nil) THEN now() + make_interval(secs => \(delay ?? 0))
@@ -133,7 +133,7 @@ public struct EmailOutboxRepository: Sendable {
             {
                 changed += 1
             }
-            if changed == 1, let deadLetter { try await AuditLogRepository.record(deadLetter, on: connection, logger: logger) }
+            if changed == 1, let deadLetter { try await AuditLogRepository.record(deadLetter, in: transaction, logger: logger) }
             return changed == 1
         }
     }

@@ -26,11 +26,6 @@ public final class IdentityProviderCache: InvalidationSubscriber {
         }
     }
 
-    /// Drops a tenant's entry after this instance's own write (its `NOTIFY` echo arrives later).
-    public func forget(tenantId: String?) {
-        entries.invalidate(tenantId ?? "")
-    }
-
     public func invalidate(_ event: InvalidationEvent) {
         switch event {
         case .identityProviders(let tenantId): entries.invalidate(tenantId ?? "")

@@ -40,8 +40,8 @@ public struct IdentityProviderRepository: Sendable {
     public func create(_ provider: IdentityProvider, tenantId: String?, actor: String) async throws {
         let tenant = tenantId ?? ""
         do {
-            try await database.withTransaction { connection in
-                let rows = try await connection.query(
+            try await database.withTransaction { transaction in
+                let rows = try await transaction.query(
                     """
                     WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE)
                     INSERT INTO identity_providers (tenant_id, provider_id, display_name, enabled, client_id, client_ids,
@@ -55,7 +55,7 @@ public struct IdentityProviderRepository: Sendable {
                 var inserted = false
                 for try await _ in rows { inserted = true }
                 guard inserted else { throw AuthError(.tenantNotFound) }
-                try await record("idp.create", provider.providerId, tenantId: tenantId, actor: actor, after: provider, on: connection)
+                try await record("idp.create", provider.providerId, tenantId: tenantId, actor: actor, after: provider, in: transaction)
             }
         } catch is UniqueViolation {
             throw AuthError(.configurationExists)
@@ -67,15 +67,15 @@ public struct IdentityProviderRepository: Sendable {
         tenantId: String?, providerId: String, actor: String,
         change: @escaping @Sendable (IdentityProvider) throws -> IdentityProvider
     ) async throws -> IdentityProvider? {
-        try await database.withTransaction { connection in
-            let rows = try await connection.query(
+        try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
                 """
                 SELECT \(unescaped: Self.columns) FROM identity_providers
                 WHERE tenant_id = \(tenantId ?? "") AND provider_id = \(providerId) FOR UPDATE
                 """, logger: logger)
             guard let before = try await Self.decode(rows).first else { return nil }
             let after = try change(before)
-            try await connection.query(
+            try await transaction.query(
                 """
                 UPDATE identity_providers SET display_name = \(after.displayName), enabled = \(after.enabled),
                     client_id = \(after.clientId),
@@ -84,21 +84,21 @@ public struct IdentityProviderRepository: Sendable {
                     client_secret = \(after.clientSecret), revocation_uri = \(after.revocationURI), updated_at = now()
                 WHERE tenant_id = \(tenantId ?? "") AND provider_id = \(providerId)
                 """, logger: logger)
-            try await record("idp.update", providerId, tenantId: tenantId, actor: actor, before: before, after: after, on: connection)
+            try await record("idp.update", providerId, tenantId: tenantId, actor: actor, before: before, after: after, in: transaction)
             return after
         }
     }
 
     /// Deletes the configuration; `false` when there was none.
     public func delete(tenantId: String?, providerId: String, actor: String) async throws -> Bool {
-        try await database.withTransaction { connection in
-            let rows = try await connection.query(
+        try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
                 """
                 DELETE FROM identity_providers WHERE tenant_id = \(tenantId ?? "") AND provider_id = \(providerId)
                 RETURNING \(unescaped: Self.columns)
                 """, logger: logger)
             guard let before = try await Self.decode(rows).first else { return false }
-            try await record("idp.delete", providerId, tenantId: tenantId, actor: actor, before: before, on: connection)
+            try await record("idp.delete", providerId, tenantId: tenantId, actor: actor, before: before, in: transaction)
             return true
         }
     }
@@ -106,13 +106,13 @@ public struct IdentityProviderRepository: Sendable {
     /// Audits a change (never with the secret) and tells every instance's cache.
     private func record(
         _ action: String, _ providerId: String, tenantId: String?, actor: String, before: IdentityProvider? = nil,
-        after: IdentityProvider? = nil, on connection: PostgresConnection
+        after: IdentityProvider? = nil, in transaction: Transaction
     ) async throws {
         let target = (tenantId.map { "tenants/\($0)/" } ?? "") + "idpConfigs/\(providerId)"
         try await AuditLogRepository.record(
             AuditEntry(tenantId: tenantId, actor: actor, action: action, target: target, before: before?.json, after: after?.json),
-            on: connection, logger: logger)
-        try await InvalidationEvent.identityProviders(tenantId: tenantId).send(on: connection, logger: logger)
+            in: transaction, logger: logger)
+        try await transaction.announce(.identityProviders(tenantId: tenantId), logger: logger)
     }
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> [IdentityProvider] {

@@ -1,7 +1,8 @@
-import PostgresNIO
+import Synchronization
 
-/// A change another instance must hear about, sent with `pg_notify` in the
-/// transaction that makes it (so it is delivered only if that commits).
+/// A change every instance's caches must hear about, announced by the transaction that
+/// makes it (``Transaction``): to other instances with `pg_notify` (delivered only if it
+/// commits), to this instance's own subscribers when it commits.
 public enum InvalidationEvent: Sendable, Equatable {
     /// A tenant was created, changed or deleted; `version` is its new version (0 when deleted).
     case tenant(id: String, version: Int64)
@@ -50,18 +51,6 @@ public enum InvalidationEvent: Sendable, Equatable {
         default: return nil
         }
     }
-
-    /// Queues the notification on `connection`'s current transaction.
-    func send(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
-    }
-
-    /// Queues all of `events` on `connection`'s current transaction, in one statement.
-    static func send(_ events: [InvalidationEvent], on connection: PostgresConnection, logger: Logger) async throws {
-        guard !events.isEmpty else { return }
-        try await connection.query(
-            "SELECT pg_notify(\(channel), payload) FROM unnest(\(events.map(\.payload))::text[]) AS payload", logger: logger)
-    }
 }
 
 /// Something that caches what ``InvalidationEvent``s describe.
@@ -81,4 +70,33 @@ public protocol InvalidationSubscriber: Sendable {
 extension InvalidationSubscriber {
     /// Caches are dropped when the connection is lost unless they say otherwise.
     public var keptThroughOutage: Bool { false }
+}
+
+/// This instance's caches, one audience for invalidation events: the ``InvalidationListener``
+/// delivers every instance's NOTIFYs to them, and ``Database`` delivers this instance's own
+/// transactions' events the moment each commits.
+public final class InvalidationSubscribers: Sendable {
+    private let subscribers = Mutex<[any InvalidationSubscriber]>([])
+
+    init() {}
+
+    /// Adds caches to the audience (the composition root, once, as it builds them).
+    public func add(_ added: [any InvalidationSubscriber]) {
+        subscribers.withLock { $0 += added }
+    }
+
+    private var all: [any InvalidationSubscriber] { subscribers.withLock { $0 } }
+
+    /// Delivers `events` to every subscriber.
+    func deliver(_ events: [InvalidationEvent]) {
+        guard !events.isEmpty else { return }
+        for subscriber in all {
+            for event in events { subscriber.invalidate(event) }
+        }
+    }
+
+    /// Flushes every subscriber, or (`lostConnection`) those not kept through an outage.
+    func invalidateAll(lostConnection: Bool = false) {
+        for subscriber in all where !(lostConnection && subscriber.keptThroughOutage) { subscriber.invalidateAll() }
+    }
 }

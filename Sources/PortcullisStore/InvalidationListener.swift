@@ -3,7 +3,7 @@ import PostgresNIO
 public import ServiceLifecycle
 import Synchronization
 
-/// Keeps every subscriber's cache coherent with the database.
+/// Keeps this instance's caches (``Database/subscribers``) coherent with the database.
 ///
 /// Leases one pool connection for as long as it lives and `LISTEN`s on
 /// ``InvalidationEvent/channel``; when that connection drops it leases another
@@ -18,17 +18,12 @@ import Synchronization
 /// unreachable (requests fail fast, see ``Database``), listening again marks it back.
 public struct InvalidationListener: Service {
     let database: Database
-    let subscribers: [any InvalidationSubscriber]
     let fullRefreshInterval: Duration
     let logger: Logger
 
-    /// A listener feeding `subscribers`.
-    public init(
-        database: Database, subscribers: [any InvalidationSubscriber],
-        fullRefreshInterval: Duration = .seconds(60), logger: Logger
-    ) {
+    /// A listener feeding `database`'s subscribers.
+    public init(database: Database, fullRefreshInterval: Duration = .seconds(60), logger: Logger) {
         self.database = database
-        self.subscribers = subscribers
         self.fullRefreshInterval = fullRefreshInterval
         self.logger = logger
     }
@@ -52,7 +47,7 @@ public struct InvalidationListener: Service {
     }
 
     private func flushAll() {
-        for subscriber in subscribers { subscriber.invalidateAll() }
+        database.subscribers.invalidateAll()
     }
 
     /// The connection's life as the log tells it: one line per change of state (lost,
@@ -117,7 +112,7 @@ public struct InvalidationListener: Service {
                                 logger.warning("ignoring unknown invalidation", metadata: ["payload": "\(notification.payload)"])
                                 continue
                             }
-                            for subscriber in subscribers { subscriber.invalidate(event) }
+                            database.subscribers.deliver([event])
                         }
                     }
                 }
@@ -127,7 +122,7 @@ public struct InvalidationListener: Service {
                     outage.failed(error, database: database, logger: logger)
                 }
             }
-            for subscriber in subscribers where !subscriber.keptThroughOutage { subscriber.invalidateAll() }
+            database.subscribers.invalidateAll(lostConnection: true)
             do { try await Task.sleep(for: backoff) } catch { return }
             backoff = min(backoff * 2, .seconds(5))
         }

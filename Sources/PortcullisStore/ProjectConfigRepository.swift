@@ -54,12 +54,12 @@ public struct ProjectConfigRepository: Sendable {
     public func update(
         actor: String, change: @escaping @Sendable (TenantSettings) throws -> TenantSettings
     ) async throws -> ProjectConfig {
-        try await database.withTransaction { connection in
+        try await database.withTransaction { transaction in
             // Serialise writers even before the row exists.
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(projectId)))", logger: logger)
-            let before = try await load(on: connection, lock: true)
+            try await transaction.query("SELECT pg_advisory_xact_lock(hashtext(\(projectId)))", logger: logger)
+            let before = try await load(on: transaction.connection, lock: true)
             let after = try change(before.settings)
-            let rows = try await connection.query(
+            let rows = try await transaction.query(
                 """
                 INSERT INTO project_config (project_id, settings) VALUES (\(projectId), \(after.json.serialized())::jsonb)
                 ON CONFLICT (project_id) DO UPDATE SET settings = excluded.settings,
@@ -71,8 +71,8 @@ public struct ProjectConfigRepository: Sendable {
             try await AuditLogRepository.record(
                 AuditEntry(
                     tenantId: nil, actor: actor, action: "config.update", target: "config",
-                    before: before.settings.json, after: after.json), on: connection, logger: logger)
-            try await InvalidationEvent.projectConfig(version: version).send(on: connection, logger: logger)
+                    before: before.settings.json, after: after.json), in: transaction, logger: logger)
+            try await transaction.announce(.projectConfig(version: version), logger: logger)
             return ProjectConfig(settings: after, version: version)
         }
     }

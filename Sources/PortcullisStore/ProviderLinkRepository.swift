@@ -39,8 +39,8 @@ public struct ProviderLinkRepository: Sendable {
     /// Brings a link's copy of the provider's profile up to date (the provider's email,
     /// name and picture as of this sign-in).
     public func refresh(_ link: ProviderLink, tenantId: String?) async throws {
-        _ = try await database.withTransaction { connection in
-            try await connection.query(
+        _ = try await database.withTransaction { transaction in
+            try await transaction.query(
                 """
                 UPDATE user_providers SET email = \(link.email), display_name = \(link.displayName), photo_url = \(link.photoURL)
                 WHERE tenant_id = \(tenantId ?? "") AND provider_id = \(link.providerId) AND federated_id = \(link.federatedId)
@@ -74,13 +74,13 @@ public struct ProviderLinkRepository: Sendable {
     ) async throws -> EmailMatch {
         let tenant = tenantId ?? ""
         do {
-            return try await database.withTransaction { connection in
-                let locked = try await connection.query(
+            return try await database.withTransaction { transaction in
+                let locked = try await transaction.query(
                     "SELECT uid FROM users WHERE tenant_id = \(tenant) AND lower(email) = lower(\(email)) FOR UPDATE",
                     logger: logger)
                 var uid: String?
                 for try await found in locked.decode(String.self) { uid = found }
-                guard let uid, let user = try await Self.read(uid, tenantId: tenantId, on: connection, logger: logger) else {
+                guard let uid, let user = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger) else {
                     return .noAccount
                 }
                 let decision = try decide(user)
@@ -96,15 +96,15 @@ public struct ProviderLinkRepository: Sendable {
                 }
                 let replacing = decision != .link
                 if !unlinking.isEmpty || removePassword {
-                    try await connection.query(
+                    try await transaction.query(
                         """
                         DELETE FROM user_providers
                         WHERE tenant_id = \(tenant) AND uid = \(user.uid)
                           AND (provider_id = ANY(\(unlinking)) OR (\(removePassword) AND provider_id = \(ProviderLink.password)))
                         """, logger: logger)
                 }
-                try await insert(link, uid: user.uid, tenant: tenant, on: connection)
-                let updated = try await connection.query(
+                try await insert(link, uid: user.uid, tenant: tenant, in: transaction)
+                let updated = try await transaction.query(
                     """
                     UPDATE users SET
                         email_verified = email_verified OR \(provesEmail),
@@ -123,7 +123,7 @@ public struct ProviderLinkRepository: Sendable {
                     return .noAccount
                 }
                 if replacing {
-                    try await InvalidationEvent.user(tenantId: tenantId, uid: user.uid).send(on: connection, logger: logger)
+                    try await transaction.announce(.user(tenantId: tenantId, uid: user.uid), logger: logger)
                 }
                 return .linked(result, replaced: replacing)
             }
@@ -143,8 +143,8 @@ public struct ProviderLinkRepository: Sendable {
     ) async throws -> User? {
         let tenant = tenantId ?? ""
         do {
-            return try await database.withTransaction { connection in
-                let rows = try await connection.query(
+            return try await database.withTransaction { transaction in
+                let rows = try await transaction.query(
                     """
                     UPDATE users SET
                         email = coalesce(email, \(email)::text),
@@ -154,7 +154,7 @@ public struct ProviderLinkRepository: Sendable {
                     RETURNING \(unescaped: UserRepository.columns)
                     """, logger: logger)
                 guard var (user, _) = try await UserRepository.decode(rows, tenantId: tenantId).first else { return nil }
-                let owners = try await connection.query(
+                let owners = try await transaction.query(
                     """
                     INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email, display_name, photo_url)
                     VALUES (\(tenant), \(link.providerId), \(link.federatedId), \(uid), \(link.email), \(link.displayName),
@@ -184,20 +184,20 @@ public struct ProviderLinkRepository: Sendable {
     ) async throws -> User? {
         let tenant = tenantId ?? ""
         let removed = Array(providerIds)
-        return try await database.withTransaction { connection in
-            let locked = try await connection.query(
+        return try await database.withTransaction { transaction in
+            let locked = try await transaction.query(
                 "SELECT 1 FROM users WHERE tenant_id = \(tenant) AND uid = \(uid) AND NOT disabled FOR UPDATE", logger: logger)
             var found = false
             for try await _ in locked { found = true }
-            guard found, var user = try await Self.read(uid, tenantId: tenantId, on: connection, logger: logger) else {
+            guard found, var user = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger) else {
                 return nil
             }
             try check(user)
-            try await connection.query(
+            try await transaction.query(
                 "DELETE FROM user_providers WHERE tenant_id = \(tenant) AND uid = \(uid) AND provider_id = ANY(\(removed))",
                 logger: logger)
             if providerIds.contains(ProviderLink.password), user.hasPassword {
-                try await connection.query(
+                try await transaction.query(
                     """
                     UPDATE users SET password_hash = NULL, password_updated_us = NULL
                     WHERE tenant_id = \(tenant) AND uid = \(uid)
@@ -213,16 +213,16 @@ public struct ProviderLinkRepository: Sendable {
     /// its snapshot includes every link change committed before the lock was granted (a
     /// statement that waits for a row lock re-reads that row only, not its subqueries).
     private static func read(
-        _ uid: String, tenantId: String?, on connection: PostgresConnection, logger: Logger
+        _ uid: String, tenantId: String?, in transaction: Transaction, logger: Logger
     ) async throws -> User? {
-        let rows = try await connection.query(
+        let rows = try await transaction.query(
             "SELECT \(unescaped: UserRepository.columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)",
             logger: logger)
         return try await UserRepository.decode(rows, tenantId: tenantId).first?.0
     }
 
-    private func insert(_ link: ProviderLink, uid: String, tenant: String, on connection: PostgresConnection) async throws {
-        try await connection.query(
+    private func insert(_ link: ProviderLink, uid: String, tenant: String, in transaction: Transaction) async throws {
+        try await transaction.query(
             """
             INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email, display_name, photo_url)
             VALUES (\(tenant), \(link.providerId), \(link.federatedId), \(uid), \(link.email), \(link.displayName), \(link.photoURL))

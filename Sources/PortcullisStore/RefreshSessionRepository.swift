@@ -97,10 +97,10 @@ public struct RefreshSessionRepository: Sendable {
         let slots = min(leaders, database.settings.maximumConnections)
         // Each batch is a transaction of its own, answered only once its COMMIT is confirmed.
         rotations = StatementBatcher(maximumLeaders: slots, maximumBatch: 64) { [logger] batch in
-            try await database.withTransaction { connection in try await Self.rotateCurrent(batch, on: connection, logger: logger) }
+            try await database.withTransaction { transaction in try await Self.rotateCurrent(batch, in: transaction, logger: logger) }
         }
         starts = StatementBatcher(maximumLeaders: slots, maximumBatch: 64) { [logger] batch in
-            try await database.withTransaction { connection in try await Self.start(batch, on: connection, logger: logger) }
+            try await database.withTransaction { transaction in try await Self.start(batch, in: transaction, logger: logger) }
         }
     }
 
@@ -128,20 +128,20 @@ public struct RefreshSessionRepository: Sendable {
         case .unavailable: throw AuthError(.unavailable)
         case .answered(nil), .failed: break
         }
-        return try await database.withTransaction { [logger] connection in
-            try await Self.start([start], on: connection, logger: logger)[0]
+        return try await database.withTransaction { [logger] transaction in
+            try await Self.start([start], in: transaction, logger: logger)[0]
         }
     }
 
     /// Starts each session whose user still qualifies, in one statement; `nil` for the others.
     static func start(
-        _ batch: [SessionStart], on connection: PostgresConnection, logger: Logger
+        _ batch: [SessionStart], in transaction: Transaction, logger: Logger
     ) async throws -> [Timestamp?] {
         // Sorted by user, so batches that share users lock them in one order.
         let order = batch.indices.sorted { (batch[$0].tenantId ?? "", batch[$0].uid) < (batch[$1].tenantId ?? "", batch[$1].uid) }
         let statement = StartSessions(starts: order.map { batch[$0] })
         var started = [Timestamp?](repeating: nil, count: batch.count)
-        for try await row in try await connection.execute(statement, logger: logger) {
+        for try await row in try await transaction.execute(statement, logger: logger) {
             guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
             started[order[row.position - 1]] = Timestamp(microseconds: row.started)
         }
@@ -175,14 +175,14 @@ public struct RefreshSessionRepository: Sendable {
         // One transaction; a refusal is returned, not thrown, so the revocation a reuse
         // writes commits before the refusal is answered.
         let outcome: Result<(session: RefreshSession, user: User), AuthError> = try await database.withTransaction {
-            [self] connection in
+            [self] transaction in
             for _ in 0..<3 {
-                if let rotated = try await Self.rotateCurrent([rotation], on: connection, logger: logger)[0] {
+                if let rotated = try await Self.rotateCurrent([rotation], in: transaction, logger: logger)[0] {
                     return .success(rotated)
                 }
                 guard
                     let state = try await read(
-                        connection, tenant: tenant, sessionId: sessionId, presentedHash: presentedHash,
+                        transaction, tenant: tenant, sessionId: sessionId, presentedHash: presentedHash,
                         successorHash: successorHash)
                 else { return .failure(AuthError(.invalidRefreshToken)) }
                 let decision = RefreshTokenPolicy.decide(
@@ -196,7 +196,7 @@ public struct RefreshSessionRepository: Sendable {
                 case .expired:
                     return .failure(AuthError(.tokenExpired))
                 case .reuseDetected:
-                    try await connection.query(
+                    try await transaction.query(
                         "UPDATE refresh_sessions SET revoked = true WHERE tenant_id = \(tenant) AND session_id = \(sessionId)",
                         logger: logger)
                     return .failure(AuthError(.invalidRefreshToken))
@@ -217,13 +217,13 @@ public struct RefreshSessionRepository: Sendable {
     /// Rotates each live session whose current token is the one presented, in one
     /// statement; `nil` for every request with anything off.
     private static func rotateCurrent(
-        _ batch: [Rotation], on connection: PostgresConnection, logger: Logger
+        _ batch: [Rotation], in transaction: Transaction, logger: Logger
     ) async throws -> [(session: RefreshSession, user: User)?] {
         // Sorted by session, so batches that share rows lock them in one order.
         let order = batch.indices.sorted { (batch[$0].tenant, batch[$0].sessionId) < (batch[$1].tenant, batch[$1].sessionId) }
         let statement = RotateCurrentTokens(rotations: order.map { batch[$0] })
         var rotated = [(session: RefreshSession, user: User)?](repeating: nil, count: batch.count)
-        for try await row in try await connection.execute(statement, logger: logger) {
+        for try await row in try await transaction.execute(statement, logger: logger) {
             guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
             rotated[order[row.position - 1]] = (row.session, row.user)
         }
@@ -265,11 +265,11 @@ public struct RefreshSessionRepository: Sendable {
     // Hashes are compared by PostgreSQL: they are SHA-256 of 256-bit secrets, so how
     // long a comparison takes says nothing an attacker could use.
     private func read(
-        _ connection: PostgresConnection, tenant: String, sessionId: String, presentedHash: [UInt8],
+        _ transaction: Transaction, tenant: String, sessionId: String, presentedHash: [UInt8],
         successorHash: [UInt8]
     ) async throws -> StoredSession? {
         let presented = ByteBuffer(bytes: presentedHash)
-        let rows = try await connection.query(
+        let rows = try await transaction.query(
             """
             SELECT s.token_hash = \(presented), s.previous_hash IS NOT DISTINCT FROM \(presented),
                 s.token_hash = \(ByteBuffer(bytes: successorHash)), s.issued_at, s.revoked, s.started_us, s.sign_in_provider,

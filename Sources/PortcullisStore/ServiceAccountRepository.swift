@@ -33,17 +33,17 @@ public struct ServiceAccountRepository: Sendable {
     public func insert(_ account: ServiceAccount, uniqueEmail: Bool, actor: String) async throws -> ServiceAccount? {
         let tenant = account.tenantId ?? ""
         do {
-            return try await database.withTransaction { connection in
+            return try await database.withTransaction { transaction in
                 if !tenant.isEmpty {
                     // No foreign key to the tenant (the project's accounts have none): held like one,
                     // so nothing is added to a tenant whose deletion committed.
-                    let exists = try await connection.query(
+                    let exists = try await transaction.query(
                         "SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE", logger: logger)
                     var found = false
                     for try await _ in exists.decode(Int.self) { found = true }
                     guard found else { throw AuthError(.tenantNotFound) }
                 }
-                let rows = try await connection.query(
+                let rows = try await transaction.query(
                     """
                     INSERT INTO service_accounts (tenant_id, key_id, client_email, display_name, public_key)
                     SELECT \(tenant), \(account.keyId), \(account.clientEmail), \(account.displayName), \(account.publicKeyPEM)
@@ -62,8 +62,8 @@ public struct ServiceAccountRepository: Sendable {
                             "clientEmail": .string(account.clientEmail),
                             "displayName": account.displayName.map(JSONValue.string) ?? .null,
                         ])),
-                    on: connection, logger: logger)
-                try await InvalidationEvent.serviceAccounts(tenantId: account.tenantId).send(on: connection, logger: logger)
+                    in: transaction, logger: logger)
+                try await transaction.announce(.serviceAccounts(tenantId: account.tenantId), logger: logger)
                 return ServiceAccount(
                     tenantId: account.tenantId, keyId: account.keyId, clientEmail: account.clientEmail,
                     displayName: account.displayName, publicKeyPEM: account.publicKeyPEM, createTime: createdAt)
@@ -114,8 +114,8 @@ public struct ServiceAccountRepository: Sendable {
     /// Deletes a service account, audited and announced in the same transaction; `false`
     /// when the tenant has none with this key id.
     public func delete(tenantId: String?, keyId: String, actor: String) async throws -> Bool {
-        try await database.withTransaction { connection in
-            let rows = try await connection.query(
+        try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
                 """
                 DELETE FROM service_accounts WHERE tenant_id = \(tenantId ?? "") AND key_id = \(keyId)
                 RETURNING client_email, display_name
@@ -129,8 +129,8 @@ public struct ServiceAccountRepository: Sendable {
                 AuditEntry(
                     tenantId: tenantId, actor: actor, action: "serviceAccount.delete", target: "serviceAccounts/\(keyId)",
                     before: before),
-                on: connection, logger: logger)
-            try await InvalidationEvent.serviceAccounts(tenantId: tenantId).send(on: connection, logger: logger)
+                in: transaction, logger: logger)
+            try await transaction.announce(.serviceAccounts(tenantId: tenantId), logger: logger)
             return true
         }
     }

@@ -125,14 +125,14 @@ public struct SigningKeyRepository: Sendable {
         tenantId: String?, key: StoredSigningKey, activation: KeyActivation, publishRetiredSeconds: Int, actor: String,
         at now: Date
     ) async throws -> Bool {
-        try await database.withTransaction { connection in
+        try await database.withTransaction { transaction in
             let tenant = tenantId ?? ""
-            try await connection.query(
+            try await transaction.query(
                 "SELECT pg_advisory_xact_lock(hashtext('signing_keys:' || \(tenant)))", logger: logger)
             if !tenant.isEmpty {
                 // No foreign key to the tenant (the project's keys have none): held like one, so a key
                 // is never made for a tenant whose deletion committed (or waits for this one to delete it).
-                let exists = try await connection.query(
+                let exists = try await transaction.query(
                     "SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE", logger: logger)
                 var found = false
                 for try await _ in exists.decode(Int.self) { found = true }
@@ -141,7 +141,7 @@ public struct SigningKeyRepository: Sendable {
             let signsFrom: Date
             switch activation {
             case .first:
-                let existing = try await connection.query(
+                let existing = try await transaction.query(
                     "SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND retired_at IS NULL", logger: logger)
                 for try await _ in existing.decode(Int.self) { return false }
                 // It replaces nothing, so it signs "since always": a request that read the clock
@@ -150,7 +150,7 @@ public struct SigningKeyRepository: Sendable {
             case .immediately:
                 // Every key still signing or about to stop, the pending one included, retires now;
                 // a key that never signed needs no publishing.
-                try await connection.query(
+                try await transaction.query(
                     """
                     UPDATE signing_keys SET retired_at = \(now), publish_until = CASE WHEN signs_from <= \(now)
                         THEN \(now.addingTimeInterval(Double(publishRetiredSeconds))) ELSE \(now) END
@@ -158,7 +158,7 @@ public struct SigningKeyRepository: Sendable {
                     """, logger: logger)
                 signsFrom = now
             case .scheduled(let leadSeconds, let dueAfterSeconds):
-                let due = try await connection.query(
+                let due = try await transaction.query(
                     """
                     SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND retired_at IS NULL
                       AND \(unescaped: Self.signingSince) < \(now.addingTimeInterval(-Double(dueAfterSeconds)))
@@ -166,7 +166,7 @@ public struct SigningKeyRepository: Sendable {
                 var isDue = false
                 for try await _ in due.decode(Int.self) { isDue = true }
                 guard isDue else { return false }
-                try await connection.query(
+                try await transaction.query(
                     """
                     UPDATE signing_keys SET retired_at = \(now.addingTimeInterval(Double(leadSeconds))),
                         publish_until = \(now.addingTimeInterval(Double(leadSeconds + publishRetiredSeconds)))
@@ -174,7 +174,7 @@ public struct SigningKeyRepository: Sendable {
                     """, logger: logger)
                 signsFrom = now.addingTimeInterval(Double(leadSeconds))
             }
-            try await connection.query(
+            try await transaction.query(
                 """
                 INSERT INTO signing_keys (tenant_id, kid, algorithm, public_jwk, sealed_private_key, created_at, signs_from)
                 VALUES (\(tenant), \(key.kid), \(key.algorithm), \(key.publicJWK.serialized())::jsonb,
@@ -183,9 +183,9 @@ public struct SigningKeyRepository: Sendable {
             if activation != .first {
                 try await AuditLogRepository.record(
                     AuditEntry(tenantId: tenantId, actor: actor, action: "keys.rotate", target: "keys/\(key.kid)"),
-                    on: connection, logger: logger)
+                    in: transaction, logger: logger)
             }
-            try await InvalidationEvent.signingKeys(tenantId: tenantId).send(on: connection, logger: logger)
+            try await transaction.announce(.signingKeys(tenantId: tenantId), logger: logger)
             return true
         }
     }

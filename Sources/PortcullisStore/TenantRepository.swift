@@ -31,8 +31,8 @@ public struct TenantRepository: Sendable {
     /// Creates a tenant with the id `id`; `nil` when a tenant has it, or had it and was deleted.
     public func create(settings: TenantSettings, actor: String, id: String) async throws -> Tenant? {
         let json = settings.json.serialized()
-        return try await database.withTransaction { connection in
-            let rows = try await connection.query(
+        return try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
                 """
                 INSERT INTO tenants (tenant_id, settings)
                 SELECT \(id), \(json)::jsonb
@@ -44,8 +44,8 @@ public struct TenantRepository: Sendable {
                 let tenant = Tenant(id: id, settings: settings, version: version, createTime: createdAt)
                 try await AuditLogRepository.record(
                     AuditEntry(tenantId: id, actor: actor, action: "tenant.create", target: "tenants/\(id)", after: settings.json),
-                    on: connection, logger: logger)
-                try await InvalidationEvent.tenant(id: id, version: version).send(on: connection, logger: logger)
+                    in: transaction, logger: logger)
+                try await transaction.announce(.tenant(id: id, version: version), logger: logger)
                 return tenant
             }
             return nil
@@ -100,8 +100,8 @@ public struct TenantRepository: Sendable {
     public func update(
         id: String, actor: String, change: @escaping @Sendable (TenantSettings) throws -> TenantSettings
     ) async throws -> Tenant? {
-        try await database.withTransaction { connection in
-            let rows = try await connection.query(
+        try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
                 "SELECT settings::text, created_at FROM tenants WHERE tenant_id = \(id) FOR UPDATE", logger: logger)
             var current: (TenantSettings, Date)?
             for try await (settings, createdAt) in rows.decode((String, Date).self) {
@@ -110,7 +110,7 @@ public struct TenantRepository: Sendable {
             guard let (before, createdAt) = current else { return nil }
             let after = try change(before)
             var version: Int64 = 0
-            let updated = try await connection.query(
+            let updated = try await transaction.query(
                 """
                 UPDATE tenants SET settings = \(after.json.serialized())::jsonb, version = version + 1,
                     updated_at = now()
@@ -120,8 +120,8 @@ public struct TenantRepository: Sendable {
             try await AuditLogRepository.record(
                 AuditEntry(
                     tenantId: id, actor: actor, action: "tenant.update", target: "tenants/\(id)",
-                    before: before.json, after: after.json), on: connection, logger: logger)
-            try await InvalidationEvent.tenant(id: id, version: version).send(on: connection, logger: logger)
+                    before: before.json, after: after.json), in: transaction, logger: logger)
+            try await transaction.announce(.tenant(id: id, version: version), logger: logger)
             return Tenant(id: id, settings: after, version: version, createTime: createdAt)
         }
     }
@@ -129,28 +129,28 @@ public struct TenantRepository: Sendable {
     /// Deletes the tenant and everything it owns (its scoped admin keys, service accounts and
     /// providers included) and retires its id, in one transaction; `false` when it did not exist.
     public func delete(id: String, actor: String) async throws -> Bool {
-        try await database.withTransaction { connection in
-            let rows = try await connection.query(
+        try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
                 "DELETE FROM tenants WHERE tenant_id = \(id) RETURNING settings::text", logger: logger)
             var before: TenantSettings?
             for try await settings in rows.decode(String.self) { before = try Self.decode(settings) }
             guard let before else { return false }
             // Tenant-owned rows without a foreign key to tenants (the project's users share these tables);
             // sessions before users, the order a refresh locks them in (see `UserRepository.delete`).
-            try await connection.query("DELETE FROM refresh_sessions WHERE tenant_id = \(id)", logger: logger)
-            try await connection.query("DELETE FROM action_codes WHERE tenant_id = \(id)", logger: logger)
-            try await connection.query("DELETE FROM email_outbox WHERE tenant_id = \(id)", logger: logger)
-            try await connection.query("DELETE FROM users WHERE tenant_id = \(id)", logger: logger)
-            try await connection.query("DELETE FROM signing_keys WHERE tenant_id = \(id)", logger: logger)
-            try await connection.query("DELETE FROM identity_providers WHERE tenant_id = \(id)", logger: logger)
-            try await connection.query("DELETE FROM service_accounts WHERE tenant_id = \(id)", logger: logger)
+            try await transaction.query("DELETE FROM refresh_sessions WHERE tenant_id = \(id)", logger: logger)
+            try await transaction.query("DELETE FROM action_codes WHERE tenant_id = \(id)", logger: logger)
+            try await transaction.query("DELETE FROM email_outbox WHERE tenant_id = \(id)", logger: logger)
+            try await transaction.query("DELETE FROM users WHERE tenant_id = \(id)", logger: logger)
+            try await transaction.query("DELETE FROM signing_keys WHERE tenant_id = \(id)", logger: logger)
+            try await transaction.query("DELETE FROM identity_providers WHERE tenant_id = \(id)", logger: logger)
+            try await transaction.query("DELETE FROM service_accounts WHERE tenant_id = \(id)", logger: logger)
             // Its scoped admin keys went with the tenant row (ON DELETE CASCADE); its id is never handed out again.
-            try await connection.query("INSERT INTO retired_tenant_ids (tenant_id) VALUES (\(id))", logger: logger)
+            try await transaction.query("INSERT INTO retired_tenant_ids (tenant_id) VALUES (\(id))", logger: logger)
             try await AuditLogRepository.record(
                 AuditEntry(
                     tenantId: id, actor: actor, action: "tenant.delete", target: "tenants/\(id)",
-                    before: before.json), on: connection, logger: logger)
-            try await InvalidationEvent.tenant(id: id, version: 0).send(on: connection, logger: logger)
+                    before: before.json), in: transaction, logger: logger)
+            try await transaction.announce(.tenant(id: id, version: 0), logger: logger)
             return true
         }
     }

@@ -5,10 +5,9 @@ import Synchronization
 ///
 /// Reads are a dictionary lookup under a mutex: the hot paths never wait on
 /// PostgreSQL once a tenant is cached. Entries are dropped by
-/// ``InvalidationEvent``s from the listener, replaced directly by the instance
-/// that made a change (so it sees its own change on the very next request),
-/// and unknown tenant ids are cached as absent so a flood of them cannot
-/// reach the database.
+/// ``InvalidationEvent``s: this instance's own as its writes commit (so it sees its own
+/// change on the very next request), the others' from the listener. Unknown tenant ids
+/// are cached as absent so a flood of them cannot reach the database.
 public final class TenantSettingsCache: InvalidationSubscriber {
     private enum Entry {
         case present(Tenant)
@@ -82,35 +81,11 @@ public final class TenantSettingsCache: InvalidationSubscriber {
         return tenant.settings
     }
 
-    /// Stores a tenant this instance just wrote.
-    public func store(_ tenant: Tenant) {
-        state.withLock { state in
-            if case .present(let cached) = state.tenants[tenant.id], cached.version > tenant.version { return }
-            state.tenants[tenant.id] = .present(tenant)
-        }
-    }
-
-    /// Stores the project config this instance just wrote.
-    public func store(_ config: ProjectConfig) {
-        state.withLock { state in
-            if let cached = state.project, cached.version > config.version { return }
-            state.project = config
-        }
-    }
-
-    /// Forgets a tenant this instance just deleted.
-    public func remove(tenantId: String) {
-        state.withLock { state in
-            state.generation &+= 1
-            state.tenants[tenantId] = nil
-        }
-    }
-
     public func invalidate(_ event: InvalidationEvent) {
         state.withLock { state in
             switch event {
             case .tenant(let id, let version):
-                // Our own write's echo: the cached copy is already this version.
+                // An echo (our own commit's, then the listener's): the cached copy is already this version.
                 if case .present(let cached) = state.tenants[id], version != 0, cached.version >= version { return }
                 state.generation &+= 1
                 if case .absent = state.tenants[id] { state.absentCount -= 1 }

@@ -10,10 +10,10 @@ extension UserRepository {
     /// its audit row (`user.create`, by `actor`), in one transaction.
     public func create(_ user: User, passwordHash: String?, actor: String) async throws -> User {
         do {
-            return try await database.withTransaction { connection in
-                let created = try await insert(user, passwordHash: passwordHash, on: connection)
+            return try await database.withTransaction { transaction in
+                let created = try await insert(user, passwordHash: passwordHash, in: transaction)
                 try await AuditLogRepository.record(
-                    Self.audit(created, actor: actor, action: "user.create", after: Self.auditRecord(created)), on: connection,
+                    Self.audit(created, actor: actor, action: "user.create", after: Self.auditRecord(created)), in: transaction,
                     logger: logger)
                 return created
             }
@@ -47,43 +47,43 @@ extension UserRepository {
     ) async throws -> User? {
         let tenant = tenantId ?? ""
         do {
-            return try await database.withTransaction { connection in
-                let locked = try await connection.query(
+            return try await database.withTransaction { transaction in
+                let locked = try await transaction.query(
                     "SELECT 1 FROM users WHERE tenant_id = \(tenant) AND uid = \(uid) FOR UPDATE", logger: logger)
                 var found = false
                 for try await _ in locked { found = true }
                 // Read in a statement of its own, after the lock: it sees every link committed before.
-                guard found, let before = try await Self.read(uid, tenantId: tenantId, on: connection, logger: logger) else {
+                guard found, let before = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger) else {
                     return nil
                 }
                 if !unlinking.isEmpty {
-                    try await connection.query(
+                    try await transaction.query(
                         """
                         DELETE FROM user_providers
                         WHERE tenant_id = \(tenant) AND uid = \(uid) AND provider_id = ANY(\(Array(unlinking)))
                         """, logger: logger)
                     if unlinking.contains(ProviderLink.password) {
-                        try await connection.query(
+                        try await transaction.query(
                             """
                             UPDATE users SET password_hash = NULL, password_updated_us = NULL
                             WHERE tenant_id = \(tenant) AND uid = \(uid)
                             """, logger: logger)
                     }
                 }
-                let rows = try await connection.query(
+                let rows = try await transaction.query(
                     Self.updateStatement(tenantId: tenantId, uid: uid, update, requiring: .none), logger: logger)
                 guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
                 if update.changesPasswordLink {
                     user.syncPasswordLink()
-                    try await syncPasswordLink(of: user, on: connection)
+                    try await syncPasswordLink(of: user, in: transaction)
                 }
                 if let linking {
-                    try await link(linking, to: uid, tenant: tenant, on: connection)
+                    try await link(linking, to: uid, tenant: tenant, in: transaction)
                 }
                 // Each statement sees the ones before it: this is the account as the change leaves it.
-                guard let after = try await Self.read(uid, tenantId: tenantId, on: connection, logger: logger) else { return nil }
+                guard let after = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger) else { return nil }
                 if update.changesRevocationState {
-                    try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
+                    try await transaction.announce(.user(tenantId: tenantId, uid: uid), logger: logger)
                 }
                 var record = Self.auditRecord(after)
                 if case .object(var members) = record {
@@ -92,7 +92,7 @@ extension UserRepository {
                 }
                 try await AuditLogRepository.record(
                     Self.audit(after, actor: actor, action: "user.update", before: Self.auditRecord(before), after: record),
-                    on: connection, logger: logger)
+                    in: transaction, logger: logger)
                 return after
             }
         } catch let violation as UniqueViolation {
@@ -103,8 +103,8 @@ extension UserRepository {
 
     /// Links `link` to `uid`, or refreshes the profile copy when it is `uid`'s already;
     /// `FEDERATED_USER_ID_ALREADY_LINKED` when another account has it.
-    private func link(_ link: ProviderLink, to uid: String, tenant: String, on connection: PostgresConnection) async throws {
-        let owners = try await connection.query(
+    private func link(_ link: ProviderLink, to uid: String, tenant: String, in transaction: Transaction) async throws {
+        let owners = try await transaction.query(
             """
             INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email, display_name, photo_url)
             VALUES (\(tenant), \(link.providerId), \(link.federatedId), \(uid), \(link.email), \(link.displayName),
@@ -123,25 +123,25 @@ extension UserRepository {
     /// as it was); `false` when absent. Sessions go first, as in ``delete(tenantId:uid:)``.
     public func delete(tenantId: String?, uid: String, actor: String) async throws -> Bool {
         let tenant = tenantId ?? ""
-        return try await database.withTransaction { connection in
-            try await connection.query(
+        return try await database.withTransaction { transaction in
+            try await transaction.query(
                 "DELETE FROM refresh_sessions WHERE tenant_id = \(tenant) AND uid = \(uid)", logger: logger)
-            try await connection.query("DELETE FROM action_codes WHERE tenant_id = \(tenant) AND uid = \(uid)", logger: logger)
-            let rows = try await connection.query(
+            try await transaction.query("DELETE FROM action_codes WHERE tenant_id = \(tenant) AND uid = \(uid)", logger: logger)
+            let rows = try await transaction.query(
                 "DELETE FROM users WHERE tenant_id = \(tenant) AND uid = \(uid) RETURNING \(unescaped: Self.columns)",
                 logger: logger)
             guard let (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return false }
-            try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
+            try await transaction.announce(.user(tenantId: tenantId, uid: uid), logger: logger)
             try await AuditLogRepository.record(
-                Self.audit(user, actor: actor, action: "user.delete", before: Self.auditRecord(user)), on: connection,
+                Self.audit(user, actor: actor, action: "user.delete", before: Self.auditRecord(user)), in: transaction,
                 logger: logger)
             return true
         }
     }
 
     /// The account as stored, read on `connection`.
-    static func read(_ uid: String, tenantId: String?, on connection: PostgresConnection, logger: Logger) async throws -> User? {
-        let rows = try await connection.query(
+    static func read(_ uid: String, tenantId: String?, in transaction: Transaction, logger: Logger) async throws -> User? {
+        let rows = try await transaction.query(
             "SELECT \(unescaped: columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
         return try await decode(rows, tenantId: tenantId).first?.0
     }

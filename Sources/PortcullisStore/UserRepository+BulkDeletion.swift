@@ -21,18 +21,18 @@ extension UserRepository {
     /// reported), one enabled meanwhile is kept without `force`.
     public func delete(tenantId: String?, uids: [String], force: Bool, actor: String) async throws -> BulkDeletion {
         let tenant = tenantId ?? ""
-        return try await database.withTransaction { connection in
-            let chosen = try await connection.query(
+        return try await database.withTransaction { transaction in
+            let chosen = try await transaction.query(
                 """
                 SELECT uid FROM users WHERE tenant_id = \(tenant) AND uid = ANY(\(uids)) AND (\(force) OR disabled)
                 """, logger: logger)
             var targets: [String] = []
             for try await uid in chosen.decode(String.self) { targets.append(uid) }
-            try await connection.query(
+            try await transaction.query(
                 "DELETE FROM refresh_sessions WHERE tenant_id = \(tenant) AND uid = ANY(\(targets))", logger: logger)
-            try await connection.query(
+            try await transaction.query(
                 "DELETE FROM action_codes WHERE tenant_id = \(tenant) AND uid = ANY(\(targets))", logger: logger)
-            let rows = try await connection.query(
+            let rows = try await transaction.query(
                 """
                 DELETE FROM users WHERE tenant_id = \(tenant) AND uid = ANY(\(targets)) AND (\(force) OR disabled)
                 RETURNING \(unescaped: Self.columns)
@@ -40,15 +40,14 @@ extension UserRepository {
             let deleted = try await Self.decode(rows, tenantId: tenantId).map(\.0)
             var kept: Set<String> = []
             if !force {
-                let remaining = try await connection.query(
+                let remaining = try await transaction.query(
                     "SELECT uid FROM users WHERE tenant_id = \(tenant) AND uid = ANY(\(uids))", logger: logger)
                 for try await uid in remaining.decode(String.self) { kept.insert(uid) }
             }
-            try await InvalidationEvent.send(
-                deleted.map { InvalidationEvent.user(tenantId: tenantId, uid: $0.uid) }, on: connection, logger: logger)
+            try await transaction.announce(deleted.map { InvalidationEvent.user(tenantId: tenantId, uid: $0.uid) }, logger: logger)
             try await AuditLogRepository.record(
                 deleted.map { Self.audit($0, actor: actor, action: "user.delete", before: Self.auditRecord($0)) },
-                on: connection, logger: logger)
+                in: transaction, logger: logger)
             return BulkDeletion(deleted: Set(deleted.map(\.uid)), notDisabled: kept)
         }
     }

@@ -52,8 +52,8 @@ extension UserRepository {
     }
 
     /// The user row, locked `FOR UPDATE` in the caller's transaction; `nil` when absent.
-    func lockedUser(tenantId: String?, uid: String, on connection: PostgresConnection) async throws -> User? {
-        let rows = try await connection.query(
+    func lockedUser(tenantId: String?, uid: String, in transaction: Transaction) async throws -> User? {
+        let rows = try await transaction.query(
             "SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) FOR UPDATE",
             logger: logger)
         return try await Self.decode(rows, tenantId: tenantId).first?.0

@@ -105,10 +105,10 @@ extension UserRepository {
         // insert; the retry sees it. Three rounds of such bad luck in a row is a fault.
         for attempt in 1...3 {
             do {
-                return try await database.withTransaction { connection in
+                return try await database.withTransaction { transaction in
                     var errors: [Int: AuthError] = [:]
                     var tenantExists = true
-                    for try await (index, reason, exists) in try await connection.query(query, logger: logger).decode(
+                    for try await (index, reason, exists) in try await transaction.query(query, logger: logger).decode(
                         (Int, String?, Bool).self)
                     {
                         tenantExists = exists
@@ -120,7 +120,7 @@ extension UserRepository {
                         }
                     }
                     guard tenantExists else { throw AuthError(.tenantNotFound) }
-                    if let entry = audit(errors) { try await AuditLogRepository.record(entry, on: connection, logger: logger) }
+                    if let entry = audit(errors) { try await AuditLogRepository.record(entry, in: transaction, logger: logger) }
                     return errors
                 }
             } catch is UniqueViolation where attempt < 3 {

@@ -40,8 +40,8 @@ extension UserRepository {
         tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition = .none
     ) async throws -> User? {
         do {
-            return try await database.withTransaction { connection in
-                try await self.update(tenantId: tenantId, uid: uid, update, requiring: precondition, on: connection)
+            return try await database.withTransaction { transaction in
+                try await self.update(tenantId: tenantId, uid: uid, update, requiring: precondition, in: transaction)
             }
         } catch is UniqueViolation {
             throw AuthError(.emailExists)
@@ -53,18 +53,18 @@ extension UserRepository {
     /// index surfaces as `UniqueViolation` for the caller to translate.
     func update(
         tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition,
-        on connection: PostgresConnection
+        in transaction: Transaction
     ) async throws -> User? {
-        let rows = try await connection.query(
+        let rows = try await transaction.query(
             Self.updateStatement(tenantId: tenantId, uid: uid, update, requiring: precondition), logger: logger)
         guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
         if update.changesPasswordLink {
             // The statement's snapshot predates the link it is about to rewrite.
             user.syncPasswordLink()
-            try await syncPasswordLink(of: user, on: connection)
+            try await syncPasswordLink(of: user, in: transaction)
         }
         if update.changesRevocationState {
-            try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
+            try await transaction.announce(.user(tenantId: tenantId, uid: uid), logger: logger)
         }
         return user
     }

@@ -50,9 +50,9 @@ public struct UserRepository: Sendable {
         _ user: User, passwordHash: String?, firstSession: SessionStart
     ) async throws -> (user: User, started: Timestamp) {
         do {
-            return try await database.withTransaction { [self] connection in
-                let created = try await insert(user, passwordHash: passwordHash, on: connection)
-                guard let started = try await RefreshSessionRepository.start([firstSession], on: connection, logger: logger)[0]
+            return try await database.withTransaction { [self] transaction in
+                let created = try await insert(user, passwordHash: passwordHash, in: transaction)
+                guard let started = try await RefreshSessionRepository.start([firstSession], in: transaction, logger: logger)[0]
                 else { throw AuthError(.internalError, detail: "a new user's session did not start") }
                 return (created, started)
             }
@@ -72,7 +72,7 @@ public struct UserRepository: Sendable {
 
     /// The insert of ``create(_:passwordHash:firstSession:)``, on `connection` (inside the caller's transaction
     /// when there is one); unique clashes come out as ``UniqueViolation``.
-    func insert(_ user: User, passwordHash: String?, on connection: PostgresConnection) async throws -> User {
+    func insert(_ user: User, passwordHash: String?, in transaction: Transaction) async throws -> User {
         var user = user
         user.syncPasswordLink()
         let links = JSONValue.array(
@@ -86,7 +86,7 @@ public struct UserRepository: Sendable {
             }
         ).serialized()
         let tenant = user.tenantId ?? ""
-        let rows = try await connection.query(
+        let rows = try await transaction.query(
             """
             WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE),
             created AS (
@@ -114,16 +114,16 @@ public struct UserRepository: Sendable {
     }
 
     /// Stores `user.passwordLink` as the account's only `password` link (or none).
-    func syncPasswordLink(of user: User, on connection: PostgresConnection) async throws {
+    func syncPasswordLink(of user: User, in transaction: Transaction) async throws {
         let link = user.passwordLink
-        try await connection.query(
+        try await transaction.query(
             """
             DELETE FROM user_providers
             WHERE tenant_id = \(user.tenantId ?? "") AND uid = \(user.uid) AND provider_id = \(ProviderLink.password)
               AND federated_id IS DISTINCT FROM \(link?.federatedId)
             """, logger: logger)
         guard let link else { return }
-        try await connection.query(
+        try await transaction.query(
             """
             INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)
             VALUES (\(user.tenantId ?? ""), \(link.providerId), \(link.federatedId), \(user.uid), \(link.email))
@@ -138,17 +138,17 @@ public struct UserRepository: Sendable {
     /// its sessions by cascade took the two locks the other way round, and a refresh racing
     /// the deletion deadlocked with it (PostgreSQL then aborted one of the two: a 500).
     public func delete(tenantId: String?, uid: String) async throws -> Bool {
-        try await database.withTransaction { connection in
-            try await connection.query(
+        try await database.withTransaction { transaction in
+            try await transaction.query(
                 "DELETE FROM refresh_sessions WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
-            try await connection.query(
+            try await transaction.query(
                 "DELETE FROM action_codes WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
-            let rows = try await connection.query(
+            let rows = try await transaction.query(
                 "DELETE FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) RETURNING uid", logger: logger)
             var deleted = false
             for try await _ in rows.decode(String.self) { deleted = true }
             if deleted {
-                try await InvalidationEvent.user(tenantId: tenantId, uid: uid).send(on: connection, logger: logger)
+                try await transaction.announce(.user(tenantId: tenantId, uid: uid), logger: logger)
             }
             return deleted
         }

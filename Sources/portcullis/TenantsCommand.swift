@@ -85,8 +85,7 @@ struct TenantsCommand: AsyncParsableCommand {
         let tenants = TenantRepository(database: database, logger: logger)
         let project = ProjectConfigRepository(database: database, projectId: settings.projectId, logger: logger)
         return TenantAdminService(
-            tenants: tenants, projectConfig: project, cache: cache(database, settings, logger),
-            allowedFromDomains: settings.emailDelivery.allowedFromDomains)
+            tenants: tenants, projectConfig: project, allowedFromDomains: settings.emailDelivery.allowedFromDomains)
     }
 
     /// A settings cache for one command's run (nothing invalidates it: commands are short).

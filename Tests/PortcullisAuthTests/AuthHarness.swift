@@ -37,8 +37,13 @@ struct AuthHarness: Sendable {
     let tenantAdmin: TenantAdminService
     let adminKeys: AdminKeyService
 
-    /// One instance's services on `database`, with caches of its own.
-    init(database: Database, clock: ManualClock, abuse: AbuseLimits = AbuseLimits(), jwksMaxAgeSeconds: Int = 300) {
+    /// One instance's services on `database`, with caches of its own; `subscribing`: they
+    /// follow the database's commits (a second instance's do not: it stands for one whose
+    /// NOTIFY has not arrived).
+    init(
+        database: Database, clock: ManualClock, abuse: AbuseLimits = AbuseLimits(), jwksMaxAgeSeconds: Int = 300,
+        subscribing: Bool = true
+    ) {
         let logger = TestDatabase.logger
         self.database = database
         self.clock = clock
@@ -60,13 +65,14 @@ struct AuthHarness: Sendable {
         let passwords = PasswordHashingService(defaultParameters: Self.hashing, pool: HashingPool(maximumPending: 1024))
         accounts = AccountService(
             users: users, links: ProviderLinkRepository(database: database, logger: TestDatabase.logger), tenants: tenantCache,
-            tokens: tokens, revocation: revocation, passwords: passwords,
+            tokens: tokens, passwords: passwords,
             abuse: AbuseGuard(limits: abuse), clock: clock)
         adminAccounts = AdminAccountService(
-            users: users, tenants: tenantCache, revocation: revocation, passwords: passwords, clock: clock)
+            users: users, tenants: tenantCache, passwords: passwords, clock: clock)
         tenantAdmin = TenantAdminService(
-            tenants: tenants, projectConfig: projectConfig, cache: tenantCache, allowedFromDomains: ["acme.example"])
+            tenants: tenants, projectConfig: projectConfig, allowedFromDomains: ["acme.example"])
         adminKeys = AdminKeyService(keys: adminKeyRepository)
+        if subscribing { database.subscribers.add([tenantCache, keyrings, revocation]) }
     }
 
     /// A whole second: the ID tokens' `auth_time` and `iat` then fall exactly on the clock.
@@ -96,7 +102,7 @@ struct AuthHarness: Sendable {
 
     /// A second instance on the same database, with its own caches and clock.
     func instance(clock: ManualClock) -> AuthHarness {
-        AuthHarness(database: database, clock: clock)
+        AuthHarness(database: database, clock: clock, subscribing: false)
     }
 
     /// This instance's sweeper, on the harness's clock.

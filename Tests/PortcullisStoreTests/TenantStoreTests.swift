@@ -45,6 +45,33 @@ struct TenantStoreTests {
         }
     }
 
+    @Test("a cache follows this instance's commits at once, with no listener; a rolled-back change leaves it serving")
+    func cacheFollowsCommits() async throws {
+        try await TestDatabase.withDatabase { database in
+            let logger = TestDatabase.logger
+            let tenants = TenantRepository(database: database, logger: logger)
+            let cache = TenantSettingsCache(
+                tenants: tenants, projectConfig: ProjectConfigRepository(database: database, projectId: "p", logger: logger))
+            database.subscribers.add([cache])
+            let tenant = try await tenants.create(settings: TenantSettings(), actor: "test")
+            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserSignup == false)
+
+            struct Refused: Error {}
+            await #expect(throws: Refused.self) {
+                _ = try await tenants.update(id: tenant.id, actor: "test") { _ in throw Refused() }
+            }
+            _ = try await tenants.update(id: tenant.id, actor: "test") { current in
+                var next = current
+                next.permissions.disabledUserSignup = true
+                return next
+            }
+            // The update's commit reached the cache before `update` returned.
+            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserSignup == true)
+            #expect(try await tenants.delete(id: tenant.id, actor: "test"))
+            await #expect(throws: AuthError(.tenantNotFound)) { try await cache.settings(tenantId: tenant.id) }
+        }
+    }
+
     @Test("the cache serves from memory until NOTIFY invalidates it")
     func cacheInvalidation() async throws {
         try await TestDatabase.withDatabase { database in
@@ -84,8 +111,8 @@ struct TenantStoreTests {
             let tenants = TenantRepository(database: database, logger: logger)
             let cache = TenantSettingsCache(
                 tenants: tenants, projectConfig: ProjectConfigRepository(database: database, projectId: "p", logger: logger))
-            let listener = InvalidationListener(
-                database: database, subscribers: [cache], fullRefreshInterval: .seconds(3600), logger: logger)
+            database.subscribers.add([cache])
+            let listener = InvalidationListener(database: database, fullRefreshInterval: .seconds(3600), logger: logger)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await writer.run() }
                 group.addTask { try await listener.run() }
