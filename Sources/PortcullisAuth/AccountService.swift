@@ -22,7 +22,7 @@ public struct AccountService: Sendable {
     public init(
         users: UserRepository, links: ProviderLinkRepository, tenants: TenantSettingsCache, tokens: TokenService,
 
-        passwords: PasswordHashingService, abuse: AbuseGuard, clock: any WallClock = SystemClock()
+        passwords: PasswordHashingService, abuse: AbuseGuard, clock: any WallClock
     ) {
         self.users = users
         self.links = links

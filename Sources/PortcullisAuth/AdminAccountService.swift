@@ -19,7 +19,7 @@ public struct AdminAccountService: Sendable {
     /// An admin account service.
     public init(
         users: UserRepository, tenants: TenantSettingsCache, passwords: PasswordHashingService,
-        clock: any WallClock = SystemClock()
+        clock: any WallClock
     ) {
         self.users = users
         self.tenants = tenants

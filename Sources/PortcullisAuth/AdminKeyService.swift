@@ -1,3 +1,4 @@
+import Foundation
 public import PortcullisCore
 import PortcullisCrypto
 public import PortcullisStore
@@ -5,10 +6,12 @@ public import PortcullisStore
 /// Issuing, listing and revoking admin keys (HTTP and CLI share it).
 public struct AdminKeyService: Sendable {
     let keys: AdminKeyRepository
+    let clock: any WallClock
 
     /// A service over the key repository.
-    public init(keys: AdminKeyRepository) {
+    public init(keys: AdminKeyRepository, clock: any WallClock) {
         self.keys = keys
+        self.clock = clock
     }
 
     /// Creates a key; the returned secret exists nowhere else and is shown once.
@@ -24,7 +27,7 @@ public struct AdminKeyService: Sendable {
         let credential = AdminKeyCredential.generate()
         let key = try await keys.insert(
             keyId: credential.keyId, secretHash: credential.secretHash, displayName: displayName, scope: scope,
-            actor: actor)
+            actor: actor, at: clock.now().date)
         return (key, credential.secret)
     }
 
@@ -38,6 +41,14 @@ public struct AdminKeyService: Sendable {
         return key
     }
 
+    /// Records that `key` was used now, at most once a minute (keeps the admin path read-mostly).
+    public func recordUse(of key: AdminKey) async throws {
+        let now = clock.now().date
+        let minuteAgo = now.addingTimeInterval(-60)
+        guard key.lastUsedTime.map({ $0 < minuteAgo }) ?? true else { return }
+        try await keys.touch(keyId: key.keyId, at: now, unlessUsedSince: minuteAgo)
+    }
+
     /// Live keys, all or those of one tenant.
     public func list(tenantId: String?) async throws -> [AdminKey] {
         try await keys.list(tenantId: tenantId)
@@ -45,6 +56,6 @@ public struct AdminKeyService: Sendable {
 
     /// Revokes a key at once: its next request is 401.
     public func revoke(keyId: String, actor: String) async throws {
-        guard try await keys.revoke(keyId: keyId, actor: actor) else { throw AuthError(.adminKeyNotFound) }
+        guard try await keys.revoke(keyId: keyId, actor: actor, at: clock.now().date) else { throw AuthError(.adminKeyNotFound) }
     }
 }

@@ -28,7 +28,7 @@ public struct CustomTokenService: Sendable {
     /// A custom-token service.
     public init(
         users: UserRepository, tenants: TenantSettingsCache, tokens: TokenService, keys: ServiceAccountKeyCache,
-        clock: any WallClock = SystemClock()
+        clock: any WallClock
     ) {
         self.users = users
         self.tenants = tenants

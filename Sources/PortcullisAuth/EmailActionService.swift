@@ -44,7 +44,7 @@ public struct EmailActionService: Sendable {
     public init(
         accounts: AccountService, users: UserRepository, codes: ActionCodeRepository, tenants: TenantSettingsCache,
         passwords: PasswordHashingService, delivery: EmailDeliveryService, masterKey: MasterKey,
-        links: LinkSettings, abuse: AbuseGuard, clock: any WallClock = SystemClock()
+        links: LinkSettings, abuse: AbuseGuard, clock: any WallClock
     ) {
         self.accounts = accounts
         self.users = users

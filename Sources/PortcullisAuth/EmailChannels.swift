@@ -27,7 +27,7 @@ public struct WebhookEmailChannel: EmailChannel {
     let clock: any WallClock
 
     /// A channel posting through `client`, signing with `keys`.
-    public init(client: OutboundHTTPClient, keys: WebhookSigningKeys, clock: any WallClock = SystemClock()) {
+    public init(client: OutboundHTTPClient, keys: WebhookSigningKeys, clock: any WallClock) {
         self.client = client
         self.keys = keys
         self.clock = clock
@@ -59,18 +59,24 @@ public struct SendmailEmailChannel: EmailChannel {
     let defaultFrom: String
     let messageDomain: String
     let timeout: Duration
+    /// Dates the messages (their `Date:` header).
+    let clock: any WallClock
 
     /// A channel running the program at `path`.
-    public init(path: String, defaultFrom: String, messageDomain: String, timeout: Duration = .seconds(30)) {
+    public init(
+        path: String, defaultFrom: String, messageDomain: String, timeout: Duration = .seconds(30), clock: any WallClock
+    ) {
         self.path = path
         self.defaultFrom = defaultFrom
         self.messageDomain = messageDomain
         self.timeout = timeout
+        self.clock = clock
     }
 
     public func deliver(_ message: EmailMessage, delivery: EmailDelivery) async throws {
         let text = message.rfc5322(
-            from: delivery.from ?? defaultFrom, template: delivery.template(for: message.kind, locale: message.locale), date: Date(),
+            from: delivery.from ?? defaultFrom, template: delivery.template(for: message.kind, locale: message.locale),
+            date: clock.now().date,
             messageDomain: messageDomain)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)

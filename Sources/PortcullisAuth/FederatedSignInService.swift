@@ -22,7 +22,7 @@ public struct FederatedSignInService: Sendable {
     public init(
         tenants: TenantSettingsCache, providers: IdentityProviderCache, verifier: IdPTokenVerifier,
         users: UserRepository, links: ProviderLinkRepository, accounts: AccountService, tokens: TokenService,
-        abuse: AbuseGuard, clock: any WallClock = SystemClock()
+        abuse: AbuseGuard, clock: any WallClock
     ) {
         self.tenants = tenants
         self.providers = providers

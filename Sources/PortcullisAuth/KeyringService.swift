@@ -32,7 +32,7 @@ public final class KeyringService: InvalidationSubscriber {
     /// A service over the key table, opening keys with `masterKey`.
     public init(
         keys: SigningKeyRepository, tenants: TenantSettingsCache, masterKey: MasterKey, jwksMaxAgeSeconds: Int = 300,
-        clock: any WallClock = SystemClock(), logger: Logger
+        clock: any WallClock, logger: Logger
     ) {
         self.keys = keys
         self.tenants = tenants

@@ -50,7 +50,7 @@ public struct RetentionSweeper: Service {
     public init(
         sessions: RefreshSessionRepository, actionCodes: ActionCodeRepository, outbox: EmailOutboxRepository,
         retention: Duration = .seconds(30 * 86_400), interval: Duration = .seconds(3600), batchSize: Int = 1000,
-        clock: any WallClock = SystemClock(), schema: SchemaGate, logger: Logger
+        clock: any WallClock, schema: SchemaGate, logger: Logger
     ) {
         self.sessions = sessions
         self.actionCodes = actionCodes

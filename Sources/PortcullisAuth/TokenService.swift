@@ -31,7 +31,7 @@ public struct TokenService: Sendable {
     public init(
         keyrings: KeyringService, tenants: TenantSettingsCache, sessions: RefreshSessionRepository,
         successorKey: RefreshTokenKey, verified: VerifiedTokenCache, projectId: String, publicURL: String,
-        clock: any WallClock = SystemClock(), metrics: any MetricsFactory = NOOPMetricsHandler.instance
+        clock: any WallClock, metrics: any MetricsFactory = NOOPMetricsHandler.instance
     ) {
         self.keyrings = keyrings
         self.tenants = tenants

@@ -12,7 +12,7 @@ public struct UserImportService: Sendable {
     let clock: any WallClock
 
     /// A service writing through `users` (each import's audit record in its transaction).
-    public init(users: UserRepository, tenants: TenantSettingsCache, clock: any WallClock = SystemClock()) {
+    public init(users: UserRepository, tenants: TenantSettingsCache, clock: any WallClock) {
         self.users = users
         self.tenants = tenants
         self.clock = clock

@@ -22,9 +22,6 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         self.microseconds = Int64((date.timeIntervalSince1970 * 1_000_000).rounded(.down))
     }
 
-    /// The current time of the system clock.
-    public static func now() -> Timestamp { Timestamp(Date()) }
-
     /// The Unix second this instant falls in (what `validSince`, `iat` and `auth_time` show).
     public var seconds: Int64 { microseconds >= 0 ? microseconds / 1_000_000 : (microseconds - 999_999) / 1_000_000 }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where services read the time.
 ///
 /// Production uses ``SystemClock``; tests set the time by hand, so the time rules
@@ -20,7 +22,7 @@ public struct SystemClock: WallClock {
     /// The system clock.
     public init() {}
 
-    public func now() -> Timestamp { Timestamp.now() }
+    public func now() -> Timestamp { Timestamp(Date()) }
 
     public func sleep(until instant: Timestamp) async throws {
         let remaining = instant.microseconds - now().microseconds

@@ -1,9 +1,9 @@
 import Foundation
 public import Hummingbird
-import PortcullisAuth
+public import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
-public import PortcullisStore
+import PortcullisStore
 
 /// Authenticates admin routes: `Authorization: Bearer <admin key>`.
 ///
@@ -22,13 +22,13 @@ public struct AdminAuthenticator: RouterMiddleware {
     /// The key id the emulator credential acts under (audit actor `adminKey:emulator-owner`).
     static let emulatorKeyId = "emulator-owner"
 
-    let keys: AdminKeyRepository
+    let keys: AdminKeyService
     let projectId: String
     let acceptsEmulatorAdminCredential: Bool
 
     /// Authenticates against stored keys, for one project; `acceptsEmulatorAdminCredential`
     /// also takes `Bearer owner` as a project key (development only).
-    public init(keys: AdminKeyRepository, projectId: String, acceptsEmulatorAdminCredential: Bool = false) {
+    public init(keys: AdminKeyService, projectId: String, acceptsEmulatorAdminCredential: Bool = false) {
         self.keys = keys
         self.projectId = projectId
         self.acceptsEmulatorAdminCredential = acceptsEmulatorAdminCredential
@@ -43,13 +43,11 @@ public struct AdminAuthenticator: RouterMiddleware {
             guard context.parameters.get("project") == projectId else { throw AuthError(.projectNotFound) }
             principal = AdminPrincipal(keyId: Self.emulatorKeyId, scope: .project)
         } else {
-            guard let key = try await AdminKeyService(keys: keys).activeKey(secret: presented) else {
+            guard let key = try await keys.activeKey(secret: presented) else {
                 throw AuthError(.unauthenticated)
             }
             guard context.parameters.get("project") == projectId else { throw AuthError(.projectNotFound) }
-            if key.lastUsedTime.map({ $0.timeIntervalSinceNow < -60 }) ?? true {
-                try await keys.touch(keyId: key.keyId)
-            }
+            try await keys.recordUse(of: key)
             principal = AdminPrincipal(keyId: key.keyId, scope: key.scope)
         }
         var context = context

@@ -59,7 +59,7 @@ public struct ServerConfiguration: Sendable {
         database: DatabaseSettings, apiKeys: [String] = [], cacheRefreshInterval: Duration = .seconds(60),
         masterKey: MasterKey, passwordHashing: ScryptParameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
         keyRotationPeriod: Duration = .seconds(30 * 86_400), jwksMaxAgeSeconds: Int = 300, trustedProxies: [IPNetwork] = [],
-        idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock = SystemClock(),
+        idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock,
         outboundAllowedNetworks: [IPNetwork] = [], emailDelivery: EmailDeliveryService.Configuration = .init()
     ) {
         self.projectId = projectId
@@ -183,7 +183,7 @@ public struct PortcullisServer: Sendable {
                 .webhook: WebhookEmailChannel(client: outbound, keys: webhookKeys, clock: configuration.clock),
                 .sendmail: SendmailEmailChannel(
                     path: configuration.emailDelivery.sendmailPath, defaultFrom: configuration.emailDelivery.defaultFrom,
-                    messageDomain: publicHost),
+                    messageDomain: publicHost, clock: configuration.clock),
                 .log: LogEmailChannel(logger: logger),
             ], webhookKeys: webhookKeys, audit: audit, schema: schema, logger: logger)
         let emailActions = EmailActionService(
@@ -204,10 +204,10 @@ public struct PortcullisServer: Sendable {
 
         let tenantService = TenantAdminService(
             tenants: tenants, projectConfig: projectConfig, allowedFromDomains: configuration.emailDelivery.allowedFromDomains)
-        let adminKeyRepository = AdminKeyRepository(database: database, logger: logger)
-        let adminKeys = AdminKeyService(keys: adminKeyRepository)
+        let adminKeys = AdminKeyService(
+            keys: AdminKeyRepository(database: database, logger: logger), clock: configuration.clock)
         let authenticator = AdminAuthenticator(
-            keys: adminKeyRepository, projectId: configuration.projectId,
+            keys: adminKeys, projectId: configuration.projectId,
             acceptsEmulatorAdminCredential: configuration.acceptsEmulatorAdminCredential)
         let admin = router.group("v2/projects/{project}").add(middleware: authenticator)
         TenantRoutes(service: tenantService, projectId: configuration.projectId).register(on: admin)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import Logging
 public import PortcullisCore
 import PostgresNIO
@@ -14,9 +14,9 @@ public struct AdminKeyRepository: Sendable {
         self.logger = logger
     }
 
-    /// Stores a new key; `TENANT_NOT_FOUND` when its tenant does not exist.
+    /// Stores a new key made at `createTime`; `TENANT_NOT_FOUND` when its tenant does not exist.
     public func insert(
-        keyId: String, secretHash: [UInt8], displayName: String, scope: AdminScope, actor: String
+        keyId: String, secretHash: [UInt8], displayName: String, scope: AdminScope, actor: String, at createTime: Date
     ) async throws -> AdminKey {
         try await database.withTransaction { transaction in
             if let tenantId = scope.tenantId {
@@ -26,16 +26,13 @@ public struct AdminKeyRepository: Sendable {
                 for try await _ in exists.decode(Int.self) { found = true }
                 guard found else { throw AuthError(.tenantNotFound) }
             }
-            let rows = try await transaction.query(
+            try await transaction.query(
                 """
-                INSERT INTO admin_keys (key_id, tenant_id, display_name, secret_hash)
-                VALUES (\(keyId), \(scope.tenantId), \(displayName), \(ByteBuffer(bytes: secretHash)))
-                RETURNING created_at
+                INSERT INTO admin_keys (key_id, tenant_id, display_name, secret_hash, created_at)
+                VALUES (\(keyId), \(scope.tenantId), \(displayName), \(ByteBuffer(bytes: secretHash)), \(createTime))
                 """, logger: logger)
-            var createdAt = Date()
-            for try await created in rows.decode(Date.self) { createdAt = created }
             let key = AdminKey(
-                keyId: keyId, displayName: displayName, scope: scope, createTime: createdAt, lastUsedTime: nil)
+                keyId: keyId, displayName: displayName, scope: scope, createTime: createTime, lastUsedTime: nil)
             try await AuditLogRepository.record(
                 AuditEntry(
                     tenantId: scope.tenantId, actor: actor, action: "adminKey.create", target: "adminKeys/\(keyId)",
@@ -65,13 +62,14 @@ public struct AdminKeyRepository: Sendable {
         }
     }
 
-    /// Records use, at most once a minute per key (keeps the admin path read-mostly).
-    public func touch(keyId: String) async throws {
+    /// Records a use at `time`, unless one was recorded since `since` (instances racing
+    /// to record the same minute write once).
+    public func touch(keyId: String, at time: Date, unlessUsedSince since: Date) async throws {
         _ = try await database.withTransaction { transaction in
             try await transaction.query(
                 """
-                UPDATE admin_keys SET last_used_at = now()
-                WHERE key_id = \(keyId) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+                UPDATE admin_keys SET last_used_at = \(time)
+                WHERE key_id = \(keyId) AND (last_used_at IS NULL OR last_used_at < \(since))
                 """, logger: logger)
         }
     }
@@ -98,12 +96,12 @@ public struct AdminKeyRepository: Sendable {
         }
     }
 
-    /// Revokes a key; `false` when no live key has that id.
-    public func revoke(keyId: String, actor: String) async throws -> Bool {
+    /// Revokes a key at `time`; `false` when no live key has that id.
+    public func revoke(keyId: String, actor: String, at time: Date) async throws -> Bool {
         try await database.withTransaction { transaction in
             let rows = try await transaction.query(
                 """
-                UPDATE admin_keys SET revoked_at = now() WHERE key_id = \(keyId) AND revoked_at IS NULL
+                UPDATE admin_keys SET revoked_at = \(time) WHERE key_id = \(keyId) AND revoked_at IS NULL
                 RETURNING tenant_id
                 """, logger: logger)
             var revoked = false

@@ -64,6 +64,8 @@ public struct EmailOutboxRepository: Sendable {
     /// Claims up to `limit` due messages, oldest first, for an attempt that must end within `lease`.
     public func claimDue(limit: Int, lease: Duration) async throws -> [ClaimedMessage] {
         let leaseMilliseconds = lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
+        // Leases and retry times are on the database's clock: every instance's delivery loop
+        // compares them with that one clock, whatever its own says.
         return try await database.withTransaction { transaction in
             let rows = try await transaction.query(
                 """

@@ -75,6 +75,7 @@ public struct IdentityProviderRepository: Sendable {
                 """, logger: logger)
             guard let before = try await Self.decode(rows).first else { return nil }
             let after = try change(before)
+            // `updated_at` is the row's own bookkeeping, on the database's clock like `created_at`.
             try await transaction.query(
                 """
                 UPDATE identity_providers SET display_name = \(after.displayName), enabled = \(after.enabled),

@@ -59,6 +59,7 @@ public struct ProjectConfigRepository: Sendable {
             try await transaction.query("SELECT pg_advisory_xact_lock(hashtext(\(projectId)))", logger: logger)
             let before = try await load(on: transaction.connection, lock: true)
             let after = try change(before.settings)
+            // `updated_at` is the row's own bookkeeping, on the database's clock like `created_at`.
             let rows = try await transaction.query(
                 """
                 INSERT INTO project_config (project_id, settings) VALUES (\(projectId), \(after.json.serialized())::jsonb)

@@ -110,12 +110,14 @@ extension RefreshSessionRepository {
             -- would double the write load for a timestamp nobody reads to the second. A user
             -- row another transaction holds is skipped rather than waited for (its next
             -- refresh records it), so a batch never waits on, or deadlocks over, user rows.
+            -- The time is the gateway's clock, as the batch's requests read it.
             touched AS (
-                UPDATE users SET last_refresh_at = now()
+                UPDATE users SET last_refresh_at = to_timestamp((SELECT max(requests.now) FROM requests))
                 WHERE (users.tenant_id, users.uid) IN (
                     SELECT stale.tenant_id, stale.uid FROM users stale
                     WHERE (stale.tenant_id, stale.uid) IN (SELECT tenant, uid FROM rotated)
-                      AND (stale.last_refresh_at IS NULL OR stale.last_refresh_at < now() - interval '1 minute')
+                      AND (stale.last_refresh_at IS NULL
+                           OR stale.last_refresh_at < to_timestamp((SELECT max(requests.now) FROM requests)) - interval '1 minute')
                     FOR UPDATE SKIP LOCKED))
             SELECT * FROM rotated
             """

@@ -110,6 +110,7 @@ public struct TenantRepository: Sendable {
             guard let (before, createdAt) = current else { return nil }
             let after = try change(before)
             var version: Int64 = 0
+            // `updated_at` is the row's own bookkeeping, on the database's clock like `created_at`.
             let updated = try await transaction.query(
                 """
                 UPDATE tenants SET settings = \(after.json.serialized())::jsonb, version = version + 1,

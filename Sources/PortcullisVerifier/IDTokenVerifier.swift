@@ -57,7 +57,8 @@ public struct IDTokenVerifier: Sendable {
         let key = try await key(for: parsed, tenant: tenant)
         guard key.algorithm == parsed.algorithm else { throw .algorithmMismatch }
         guard (try? key.verifier.verify(parsed.signature, signs: parsed.signingInput)) == true else { throw .badSignature }
-        let identity = try ClaimsValidation.identity(from: parsed.claims, tenant: tenant, configuration: configuration, now: Date())
+        let identity = try ClaimsValidation.identity(
+            from: parsed.claims, tenant: tenant, configuration: configuration, now: configuration.currentTime())
         if checkRevoked { try await gateway.checkRevoked(token, tenant: tenant) }
         return identity
     }

@@ -1,4 +1,5 @@
 public import AsyncHTTPClient
+public import Foundation
 
 /// How an ``IDTokenVerifier`` reaches the gateway and which tokens it accepts.
 ///
@@ -38,12 +39,16 @@ public struct VerifierConfiguration: Sendable {
     /// Default 60 s.
     public var defaultCacheDuration: Duration
 
+    /// The time tokens are checked against (`exp`, `iat`, `auth_time`, `nbf`): the system's
+    /// unless a test sets another.
+    public var currentTime: @Sendable () -> Date
+
     /// A configuration; every parameter after `acceptedTenants` has a default.
     public init(
         gatewayURL: String, publicURL: String, projectId: String, acceptedTenants: AcceptedTenants,
         expirationLeeway: Duration = .seconds(5), issuedAtLeeway: Duration = .seconds(60), httpClient: HTTPClient = .shared,
         requestTimeout: Duration = .seconds(10), unknownKeyRefetchInterval: Duration = .seconds(10),
-        defaultCacheDuration: Duration = .seconds(60)
+        defaultCacheDuration: Duration = .seconds(60), currentTime: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.gatewayURL = gatewayURL
         self.publicURL = publicURL
@@ -55,6 +60,7 @@ public struct VerifierConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.unknownKeyRefetchInterval = unknownKeyRefetchInterval
         self.defaultCacheDuration = defaultCacheDuration
+        self.currentTime = currentTime
     }
 
     /// The issuer of `tenant`'s tokens (`nil`: the project's own users).

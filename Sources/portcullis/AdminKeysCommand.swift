@@ -23,7 +23,7 @@ struct AdminKeysCommand: AsyncParsableCommand {
             let logger = commandLogger(settings)
             let scope: AdminScope = tenant.map(AdminScope.tenant) ?? .project
             let (key, secret) = try await withDatabase(settings, logger: logger) { database in
-                try await AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger))
+                try await AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger), clock: SystemClock())
                     .create(displayName: name, scope: scope, actor: "cli")
             }
             print(
@@ -63,7 +63,7 @@ struct AdminKeysCommand: AsyncParsableCommand {
             let settings = try await options.loadSettings()
             let logger = commandLogger(settings)
             try await withDatabase(settings, logger: logger) { database in
-                try await AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger))
+                try await AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger), clock: SystemClock())
                     .revoke(keyId: keyId, actor: "cli")
             }
             print("revoked \(keyId)")

@@ -62,7 +62,10 @@ struct DevCommand: AsyncParsableCommand {
                     ]), actor: "cli")
                 try tenant.id.write(toFile: path("demo-tenant"), atomically: true, encoding: .utf8)
             }
-            return (tenant.id, try await devAdminKey(AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger))))
+            return (
+                tenant.id,
+                try await devAdminKey(AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger), clock: SystemClock()))
+            )
         }
         let configFile = try writeConfiguration(settings: settings, apiKey: apiKey)
         // Written straight to the descriptor: stdout may be a pipe, and the server runs until killed.

@@ -65,7 +65,7 @@ struct Settings: Sendable, Equatable {
                 apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey.key,
                 abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
                 trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
-                requestTimeout: .seconds(requestTimeoutSeconds), outboundAllowedNetworks: outboundAllowedNetworks,
+                requestTimeout: .seconds(requestTimeoutSeconds), clock: SystemClock(), outboundAllowedNetworks: outboundAllowedNetworks,
                 emailDelivery: emailDelivery)
         }
     }

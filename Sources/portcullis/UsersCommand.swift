@@ -43,7 +43,7 @@ struct UsersCommand: AsyncParsableCommand {
             let summary = try await withDatabase(settings, logger: logger) { database in
                 let service = UserImportService(
                     users: UserRepository(database: database, logger: logger),
-                    tenants: TenantsCommand.cache(database, settings, logger))
+                    tenants: TenantsCommand.cache(database, settings, logger), clock: SystemClock())
                 var summary = Summary()
                 var start = 0
                 while start < records.count {

@@ -46,6 +46,30 @@ struct AdminServiceTests {
         }
     }
 
+    @Test("an admin key's creation and use are recorded at the injected clock's time, use at most once a minute")
+    func keyTimesFollowTheClock() async throws {
+        try await AuthHarness.run { harness in
+            // A clock a day behind the database's: only the injected one may show.
+            harness.clock.set(harness.clock.now().adding(seconds: -86_400))
+            let created = harness.clock.now().date
+            let (key, _) = try await harness.adminKeys.create(displayName: "ops", scope: .project, actor: "test")
+            #expect(key.createTime == created)
+            #expect(try await harness.adminKeys.list(tenantId: nil).first?.createTime == created)
+
+            harness.clock.advance(seconds: 5)
+            try await harness.adminKeys.recordUse(of: key)
+            let used = try #require(try await harness.adminKeys.list(tenantId: nil).first)
+            #expect(used.lastUsedTime == harness.clock.now().date)
+            // Within the minute a use is not written again; after it, it is.
+            harness.clock.advance(seconds: 30)
+            try await harness.adminKeys.recordUse(of: used)
+            #expect(try await harness.adminKeys.list(tenantId: nil).first?.lastUsedTime == used.lastUsedTime)
+            harness.clock.advance(seconds: 31)
+            try await harness.adminKeys.recordUse(of: used)
+            #expect(try await harness.adminKeys.list(tenantId: nil).first?.lastUsedTime == harness.clock.now().date)
+        }
+    }
+
     @Test("a key for a missing or malformed tenant is TENANT_NOT_FOUND; revoking ends a key at once, once")
     func createAndRevoke() async throws {
         try await AuthHarness.run { harness in

@@ -71,7 +71,7 @@ struct AuthHarness: Sendable {
             users: users, tenants: tenantCache, passwords: passwords, clock: clock)
         tenantAdmin = TenantAdminService(
             tenants: tenants, projectConfig: projectConfig, allowedFromDomains: ["acme.example"])
-        adminKeys = AdminKeyService(keys: adminKeyRepository)
+        adminKeys = AdminKeyService(keys: adminKeyRepository, clock: clock)
         if subscribing { database.subscribers.add([tenantCache, keyrings, revocation]) }
     }
 

@@ -1,5 +1,7 @@
+import Foundation
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisStore
 import PortcullisTestSupport
 import Testing
 
@@ -29,6 +31,27 @@ struct TokenTimeTests {
             let claims = try await harness.tokens.verifyIDToken(fresh.idToken)
             #expect(claims.authTime == session.user.lastLoginAt?.seconds)
             #expect(claims.issuedAt == harness.clock.now().seconds && claims.expiresAt == claims.issuedAt + seconds)
+        }
+    }
+
+    @Test("a refresh records lastRefreshAt at the injected clock's time, to the minute, not at the database's")
+    func lastRefreshFollowsTheClock() async throws {
+        try await AuthHarness.run { harness in
+            harness.clock.set(harness.clock.now().adding(seconds: -86_400))
+            let tenant = try await harness.createTenant()
+            let session = try await harness.signUp("refresh@example.com", tenant: tenant)
+            harness.clock.advance(seconds: 120)
+            let (first, _) = try await harness.tokens.refresh(session.tokens.refreshToken)
+            let refreshedAt = harness.clock.now().seconds
+            #expect(
+                try await harness.users.find(tenantId: tenant, uid: session.user.uid)?.user.lastRefreshAt
+                    == Date(timeIntervalSince1970: Double(refreshedAt)))
+            // Within the minute the row is not written again.
+            harness.clock.advance(seconds: 30)
+            _ = try await harness.tokens.refresh(first.refreshToken)
+            #expect(
+                try await harness.users.find(tenantId: tenant, uid: session.user.uid)?.user.lastRefreshAt
+                    == Date(timeIntervalSince1970: Double(refreshedAt)))
         }
     }
 

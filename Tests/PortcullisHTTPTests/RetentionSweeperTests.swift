@@ -19,7 +19,7 @@ struct RetentionSweeperTests {
                 database: database, users: UserRepository(database: database, logger: TestDatabase.logger),
                 logger: TestDatabase.logger),
             outbox: EmailOutboxRepository(database: database, logger: TestDatabase.logger), retention: retention,
-            batchSize: batchSize, schema: SchemaGate(), logger: TestDatabase.logger)
+            batchSize: batchSize, clock: SystemClock(), schema: SchemaGate(), logger: TestDatabase.logger)
     }
 
     @Test("revoked sessions and sessions before validSince go once past the retention; live and recent ones stay")
@@ -51,7 +51,7 @@ struct RetentionSweeperTests {
 
             // A batch of one, so the pass has to loop.
             let sweeper = Self.sweeper(database, batchSize: 1)
-            #expect(await sweeper.sweep(now: .now()) == .init(sessions: 2))
+            #expect(await sweeper.sweep(now: SystemClock().now()) == .init(sessions: 2))
 
             var remaining: Set<String> = []
             let rows = try await database.client.query("SELECT session_id FROM refresh_sessions WHERE tenant_id = \(tenant)")
@@ -60,7 +60,7 @@ struct RetentionSweeperTests {
             #expect(try await gateway.refresh(live.refreshToken).status == .ok)
             // A swept session's token is simply unknown now.
             try await gateway.refresh(revokedOld.refreshToken).expectEnvelope(.badRequest, "INVALID_REFRESH_TOKEN")
-            #expect(await sweeper.sweep(now: .now()) == .init())
+            #expect(await sweeper.sweep(now: SystemClock().now()) == .init())
         }
     }
 
@@ -93,7 +93,7 @@ struct RetentionSweeperTests {
                 VALUES (\(tenant), 'VERIFY_EMAIL', \(session.uid), 'ada@example.com', now() + interval '1 day')
                 """)
             {}
-            let start = Timestamp.now()
+            let start = SystemClock().now()
             let codes = "SELECT count(*) FROM action_codes WHERE tenant_id = \(tenant)" as PostgresQuery
             let messages = "SELECT count(*) FROM email_outbox WHERE tenant_id = \(tenant)" as PostgresQuery
             #expect(try await count(codes) == 3)

@@ -29,7 +29,7 @@ struct TestGateway {
         var configuration = ServerConfiguration(
             projectId: projectId, publicURL: "http://localhost", database: settings,
             apiKeys: [apiKey], cacheRefreshInterval: .seconds(3600), masterKey: masterKey,
-            passwordHashing: .init(logN: 10, r: 8, p: 1))
+            passwordHashing: .init(logN: 10, r: 8, p: 1), clock: SystemClock())
         // The suite's own load (a dozen tests on two cores) is no database fault: 503s are for
         // the tests that make one, which set their own timeout.
         configuration.database.requestTimeout = .seconds(30)
