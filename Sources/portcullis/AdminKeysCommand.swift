@@ -22,9 +22,8 @@ struct AdminKeysCommand: AsyncParsableCommand {
             let settings = try await options.loadSettings()
             let logger = commandLogger(settings)
             let scope: AdminScope = tenant.map(AdminScope.tenant) ?? .project
-            let (key, secret) = try await withDatabase(settings, logger: logger) { database in
-                try await AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger), clock: SystemClock())
-                    .create(displayName: name, scope: scope, actor: "cli")
+            let (key, secret) = try await withServices(settings, logger: logger) { services in
+                try await services.adminKeys.create(displayName: name, scope: scope, actor: "cli")
             }
             print(
                 "created admin key \(key.keyId) (\(key.scope.tenantId.map { "tenant \($0)" } ?? "project")) — the secret is shown only now:"
@@ -42,8 +41,8 @@ struct AdminKeysCommand: AsyncParsableCommand {
         func run() async throws {
             let settings = try await options.loadSettings()
             let logger = commandLogger(settings)
-            let keys = try await withDatabase(settings, logger: logger) { database in
-                try await AdminKeyRepository(database: database, logger: logger).list(tenantId: tenant)
+            let keys = try await withServices(settings, logger: logger) { services in
+                try await services.adminKeys.list(tenantId: tenant)
             }
             for key in keys {
                 print(
@@ -62,9 +61,8 @@ struct AdminKeysCommand: AsyncParsableCommand {
         func run() async throws {
             let settings = try await options.loadSettings()
             let logger = commandLogger(settings)
-            try await withDatabase(settings, logger: logger) { database in
-                try await AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger), clock: SystemClock())
-                    .revoke(keyId: keyId, actor: "cli")
+            try await withServices(settings, logger: logger) { services in
+                try await services.adminKeys.revoke(keyId: keyId, actor: "cli")
             }
             print("revoked \(keyId)")
         }

@@ -1,6 +1,8 @@
 import ArgumentParser
+import CoreMetrics
 import Foundation
 import Logging
+import PortcullisAuth
 import PortcullisStore
 
 /// The configuration flags every command shares; each overrides its key from
@@ -66,6 +68,18 @@ func withDatabase<Result: Sendable>(
         group.addTask { await database.run() }
         defer { group.cancelAll() }
         return try await body(database)
+    }
+}
+
+/// Runs `body` with the service graph `serve` runs (without its background services) on a
+/// started pool, for one-shot commands.
+func withServices<Result: Sendable>(
+    _ settings: Settings, logger: Logger, _ body: @Sendable (AuthServices) async throws -> Result
+) async throws -> Result {
+    try await withDatabase(settings, logger: logger) { database in
+        try await body(
+            AuthServices(
+                configuration: settings.commandServices, database: database, logger: logger, metrics: NOOPMetricsHandler.instance))
     }
 }
 

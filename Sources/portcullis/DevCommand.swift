@@ -37,9 +37,9 @@ struct DevCommand: AsyncParsableCommand {
         let settings = try await options.loadSettings(loader)
         let logger = commandLogger(settings)
 
-        let (tenantId, adminSecret) = try await withDatabase(settings, logger: logger) { database in
-            try await Migrator(database: database, logger: logger).migrate()
-            let service = TenantsCommand.service(database, settings, logger)
+        let (tenantId, adminSecret) = try await withServices(settings, logger: logger) { services in
+            try await services.migrator.migrate()
+            let service = services.tenantAdmin
             let known = try? String(contentsOfFile: path("demo-tenant"), encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             // Only "no such tenant" means a new demo tenant; any other failure stops the command.
@@ -64,7 +64,7 @@ struct DevCommand: AsyncParsableCommand {
             }
             return (
                 tenant.id,
-                try await devAdminKey(AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger), clock: SystemClock()))
+                try await devAdminKey(services.adminKeys)
             )
         }
         let configFile = try writeConfiguration(settings: settings, apiKey: apiKey)

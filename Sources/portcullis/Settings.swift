@@ -60,14 +60,24 @@ struct Settings: Sendable, Equatable {
     var serverConfiguration: ServerConfiguration {
         get throws {
             guard let masterKey else { throw SettingsError(key: "master_key.file", reason: "is required") }
-            return ServerConfiguration(
-                projectId: projectId, publicURL: publicURL, host: listenHost, port: listenPort, database: database,
-                apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey.key,
-                abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
-                trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
-                requestTimeout: .seconds(requestTimeoutSeconds), clock: SystemClock(), outboundAllowedNetworks: outboundAllowedNetworks,
-                emailDelivery: emailDelivery)
+            return configuration(masterKey: masterKey.key)
         }
+    }
+
+    /// The service graph of a one-shot command. The commands seal nothing, so they run
+    /// without `master_key.file` too, on a key nothing outlives.
+    var commandServices: AuthServices.Configuration {
+        configuration(masterKey: masterKey?.key ?? .generate()).services
+    }
+
+    private func configuration(masterKey: MasterKey) -> ServerConfiguration {
+        ServerConfiguration(
+            projectId: projectId, publicURL: publicURL, host: listenHost, port: listenPort, database: database,
+            apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey,
+            abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
+            trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
+            requestTimeout: .seconds(requestTimeoutSeconds), clock: SystemClock(), outboundAllowedNetworks: outboundAllowedNetworks,
+            emailDelivery: emailDelivery)
     }
 }
 

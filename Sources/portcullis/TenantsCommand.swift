@@ -21,8 +21,8 @@ struct TenantsCommand: AsyncParsableCommand {
         func run() async throws {
             let settings = try await options.loadSettings()
             let logger = commandLogger(settings)
-            let tenants = try await withDatabase(settings, logger: logger) { database in
-                try await TenantRepository(database: database, logger: logger).list(after: nil, limit: 10_000)
+            let tenants = try await withServices(settings, logger: logger) { services in
+                try await services.tenantRecords.list(after: nil, limit: 10_000)
             }
             for tenant in tenants { print("\(tenant.id)\t\(tenant.settings.displayName ?? "")") }
         }
@@ -40,8 +40,8 @@ struct TenantsCommand: AsyncParsableCommand {
             var body = try TenantsCommand.patch(from: settings).body
             body.setValue(.string(displayName), at: ["displayName"])
             let tenantBody = body
-            let tenant = try await withDatabase(config, logger: logger) { database in
-                try await TenantsCommand.service(database, config, logger).create(body: tenantBody, actor: "cli")
+            let tenant = try await withServices(config, logger: logger) { services in
+                try await services.tenantAdmin.create(body: tenantBody, actor: "cli")
             }
             print(tenant.id)
         }
@@ -55,8 +55,8 @@ struct TenantsCommand: AsyncParsableCommand {
         func run() async throws {
             let config = try await options.loadSettings()
             let logger = commandLogger(config)
-            let tenant = try await withDatabase(config, logger: logger) { database in
-                try await TenantsCommand.service(database, config, logger).get(id: tenantId)
+            let tenant = try await withServices(config, logger: logger) { services in
+                try await services.tenantAdmin.get(id: tenantId)
             }
             print(tenant.settings.json.serialized())
         }
@@ -73,26 +73,12 @@ struct TenantsCommand: AsyncParsableCommand {
             let config = try await options.loadSettings()
             let logger = commandLogger(config)
             let (body, mask) = try TenantsCommand.patch(from: settings)
-            let tenant = try await withDatabase(config, logger: logger) { database in
-                try await TenantsCommand.service(database, config, logger).update(
+            let tenant = try await withServices(config, logger: logger) { services in
+                try await services.tenantAdmin.update(
                     id: tenantId, body: body, updateMask: mask, scope: .project, actor: "cli")
             }
             print(tenant.settings.json.serialized())
         }
-    }
-
-    static func service(_ database: Database, _ settings: Settings, _ logger: Logger) -> TenantAdminService {
-        let tenants = TenantRepository(database: database, logger: logger)
-        let project = ProjectConfigRepository(database: database, projectId: settings.projectId, logger: logger)
-        return TenantAdminService(
-            tenants: tenants, projectConfig: project, allowedFromDomains: settings.emailDelivery.allowedFromDomains)
-    }
-
-    /// A settings cache for one command's run (nothing invalidates it: commands are short).
-    static func cache(_ database: Database, _ settings: Settings, _ logger: Logger) -> TenantSettingsCache {
-        TenantSettingsCache(
-            tenants: TenantRepository(database: database, logger: logger),
-            projectConfig: ProjectConfigRepository(database: database, projectId: settings.projectId, logger: logger))
     }
 
     /// Turns `path=value` pairs into a PATCH body and its update mask.

@@ -40,10 +40,8 @@ struct UsersCommand: AsyncParsableCommand {
             }
             let tenantId = tenant
             let progress = Progress(total: records.count, terminal: isatty(STDERR_FILENO) == 1)
-            let summary = try await withDatabase(settings, logger: logger) { database in
-                let service = UserImportService(
-                    users: UserRepository(database: database, logger: logger),
-                    tenants: TenantsCommand.cache(database, settings, logger), clock: SystemClock())
+            let summary = try await withServices(settings, logger: logger) { services in
+                let service = services.userImports
                 var summary = Summary()
                 var start = 0
                 while start < records.count {
@@ -98,9 +96,9 @@ struct UsersCommand: AsyncParsableCommand {
             }
             let tenantId = tenant
             // Page by page on the primary key: memory stays one page whatever the tenant's size.
-            let count = try await withDatabase(settings, logger: logger) { database in
-                let users = UserRepository(database: database, logger: logger)
-                _ = try await TenantsCommand.cache(database, settings, logger).settings(tenantId: tenantId)
+            let count = try await withServices(settings, logger: logger) { services in
+                let users = UserRepository(database: services.database, logger: logger)
+                _ = try await services.tenantSettings.settings(tenantId: tenantId)
                 try output.write(contentsOf: Data("{\"users\": [\n".utf8))
                 var after: String?
                 var count = 0

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import PortcullisCore
@@ -24,55 +25,66 @@ struct AuthHarness: Sendable {
 
     let database: Database
     let clock: ManualClock
+    /// The graph `PortcullisServer` runs, built the same way.
+    let services: AuthServices
     let users: UserRepository
     let sessions: RefreshSessionRepository
     let signingKeys: SigningKeyRepository
     let adminKeyRepository: AdminKeyRepository
-    let tenantCache: TenantSettingsCache
-    let keyrings: KeyringService
-    let revocation: RevocationCache
-    let tokens: TokenService
-    let accounts: AccountService
-    let adminAccounts: AdminAccountService
-    let tenantAdmin: TenantAdminService
-    let adminKeys: AdminKeyService
+    /// The pools of the other instances this harness started, stopped when it ends.
+    let instances: Instances
 
-    /// One instance's services on `database`, with caches of its own; `subscribing`: they
-    /// follow the database's commits (a second instance's do not: it stands for one whose
-    /// NOTIFY has not arrived).
+    var tenantCache: TenantSettingsCache { services.tenantSettings }
+    var keyrings: KeyringService { services.keyrings }
+    var revocation: RevocationCache { services.revocation }
+    var tokens: TokenService { services.tokens }
+    var accounts: AccountService { services.accounts }
+    var adminAccounts: AdminAccountService { services.adminAccounts }
+    var tenantAdmin: TenantAdminService { services.tenantAdmin }
+    var adminKeys: AdminKeyService { services.adminKeys }
+
+    /// One instance's services on `database`, with caches of its own that follow its commits.
     init(
         database: Database, clock: ManualClock, abuse: AbuseLimits = AbuseLimits(), jwksMaxAgeSeconds: Int = 300,
-        subscribing: Bool = true
+        instances: Instances = Instances()
     ) {
         let logger = TestDatabase.logger
         self.database = database
         self.clock = clock
+        self.instances = instances
+        var email = EmailDeliveryService.Configuration()
+        email.allowedFromDomains = ["acme.example"]
+        services = AuthServices(
+            configuration: .init(
+                projectId: Self.projectId, publicURL: "http://localhost", defaultAPIKey: nil, masterKey: Self.masterKey,
+                passwordHashing: Self.hashing,
+                // Room for every racing hash at once: a refusal would be the pool's answer, not the rule's.
+                maximumPendingHashes: 1024, abuseGuard: AbuseGuard(limits: abuse), keyRotationPeriod: .seconds(30 * 86_400),
+                jwksMaxAgeSeconds: jwksMaxAgeSeconds, cacheRefreshInterval: .seconds(3600), outboundAllowedNetworks: [],
+                emailDelivery: email, clock: clock),
+            database: database, logger: logger, metrics: NOOPMetricsHandler.instance)
         users = UserRepository(database: database, logger: logger)
         sessions = RefreshSessionRepository(database: database, logger: logger)
         signingKeys = SigningKeyRepository(database: database, logger: logger)
         adminKeyRepository = AdminKeyRepository(database: database, logger: logger)
-        let tenants = TenantRepository(database: database, logger: logger)
-        let projectConfig = ProjectConfigRepository(database: database, projectId: Self.projectId, logger: logger)
-        tenantCache = TenantSettingsCache(tenants: tenants, projectConfig: projectConfig)
-        keyrings = KeyringService(
-            keys: signingKeys, tenants: tenantCache, masterKey: Self.masterKey, jwksMaxAgeSeconds: jwksMaxAgeSeconds,
-            clock: clock, logger: logger)
-        revocation = RevocationCache(users: users)
-        tokens = TokenService(
-            keyrings: keyrings, tenants: tenantCache, sessions: sessions, successorKey: RefreshTokenKey(masterKey: Self.masterKey),
-            verified: VerifiedTokenCache(), projectId: Self.projectId, publicURL: "http://localhost", clock: clock)
-        // Room for every racing hash at once: a refusal would be the pool's answer, not the rule's.
-        let passwords = PasswordHashingService(defaultParameters: Self.hashing, pool: HashingPool(maximumPending: 1024))
-        accounts = AccountService(
-            users: users, links: ProviderLinkRepository(database: database, logger: TestDatabase.logger), tenants: tenantCache,
-            tokens: tokens, passwords: passwords,
-            abuse: AbuseGuard(limits: abuse), clock: clock)
-        adminAccounts = AdminAccountService(
-            users: users, tenants: tenantCache, passwords: passwords, clock: clock)
-        tenantAdmin = TenantAdminService(
-            tenants: tenants, projectConfig: projectConfig, allowedFromDomains: ["acme.example"])
-        adminKeys = AdminKeyService(keys: adminKeyRepository, clock: clock)
-        if subscribing { database.subscribers.add([tenantCache, keyrings, revocation]) }
+    }
+
+    /// Pools of further instances, each run until the harness ends.
+    final class Instances: Sendable {
+        private let pools = Mutex<[Task<Void, Never>]>([])
+
+        /// Runs `database`'s pool until ``stop()``.
+        func run(_ database: Database) {
+            let task = Task { await database.run() }
+            pools.withLock { $0.append(task) }
+        }
+
+        func stop() async {
+            for task in pools.withLock({ $0 }) {
+                task.cancel()
+                await task.value
+            }
+        }
     }
 
     /// A whole second: the ID tokens' `auth_time` and `iat` then fall exactly on the clock.
@@ -90,8 +102,17 @@ struct AuthHarness: Sendable {
         await slots.acquire()
         do {
             try await TestDatabase.withDatabase { database in
-                try await body(
-                    AuthHarness(database: database, clock: ManualClock(start()), abuse: abuse, jwksMaxAgeSeconds: jwksMaxAgeSeconds))
+                let instances = Instances()
+                do {
+                    try await body(
+                        AuthHarness(
+                            database: database, clock: ManualClock(start()), abuse: abuse, jwksMaxAgeSeconds: jwksMaxAgeSeconds,
+                            instances: instances))
+                } catch {
+                    await instances.stop()
+                    throw error
+                }
+                await instances.stop()
             }
         } catch {
             await slots.release()
@@ -100,9 +121,13 @@ struct AuthHarness: Sendable {
         await slots.release()
     }
 
-    /// A second instance on the same database, with its own caches and clock.
+    /// Another instance on the same database: its own pool, caches and clock. Nothing
+    /// tells its caches of this one's commits (no listener runs): it stands for an instance
+    /// whose NOTIFY has not arrived.
     func instance(clock: ManualClock) -> AuthHarness {
-        AuthHarness(database: database, clock: clock, subscribing: false)
+        let other = Database(settings: database.settings, logger: TestDatabase.logger)
+        instances.run(other)
+        return AuthHarness(database: other, clock: clock, instances: instances)
     }
 
     /// This instance's sweeper, on the harness's clock.

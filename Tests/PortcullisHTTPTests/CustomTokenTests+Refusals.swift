@@ -60,7 +60,7 @@ extension CustomTokenTests {
         let b = try TestGateway.make(settings: settings)
         try await a.application.test(.router) { clientA in
             try await b.application.test(.router) { clientB in
-                let key = try await a.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
+                let key = try await a.services.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
                 try await Self.deletion(
                     TestGateway(server: a, client: clientA, projectKey: key), TestGateway(server: b, client: clientB, projectKey: key))
             }
@@ -71,7 +71,7 @@ extension CustomTokenTests {
         // A change seen through B's listener proves LISTEN is up; B's periodic flush is an hour
         // away, so what follows can only travel by NOTIFY.
         let probe = try await gatewayA.createTenant()
-        let cacheB = gatewayB.server.tenantCache
+        let cacheB = gatewayB.server.services.tenantSettings
         _ = try await cacheB.settings(tenantId: probe)
         try await gatewayA.patchTenant(probe, mask: "disableAuth", #"{"disableAuth":true}"#)
         #expect(try await eventually { try await cacheB.settings(tenantId: probe).disableAuth } != nil)

@@ -76,7 +76,7 @@ struct ForwardAuthOutageTests {
             // A second instance, started before the outage, that never needs the tenant's keys before it.
             try await fresh.application.test(.router) { freshClient in
                 try await server.application.test(.router) { client in
-                    let (_, secret) = try await server.adminKeys.create(displayName: "test", scope: .project, actor: "test")
+                    let (_, secret) = try await server.services.adminKeys.create(displayName: "test", scope: .project, actor: "test")
                     let gateway = TestGateway(server: server, client: client, projectKey: secret)
                     let tenant = try await gateway.createTenant(#"{"displayName":"outage","allowPasswordSignup":true}"#)
                     let seen = try await gateway.signUp("seen@example.com", tenant: tenant)

@@ -229,7 +229,7 @@ struct DurabilityTests {
         try await PrivatePostgreSQL.run { cluster in
             let server = try TestGateway.make(settings: cluster.settings) { $0.database.requestTimeout = timeout }
             try await server.application.test(.router) { client in
-                let (_, secret) = try await server.adminKeys.create(displayName: "test", scope: .project, actor: "test")
+                let (_, secret) = try await server.services.adminKeys.create(displayName: "test", scope: .project, actor: "test")
                 let gateway = TestGateway(server: server, client: client, projectKey: secret)
                 let tenant = try await gateway.createTenant(
                     #"{"allowPasswordSignup":true,"scryptParameters":{"logN":10,"r":1,"p":1}}"#)

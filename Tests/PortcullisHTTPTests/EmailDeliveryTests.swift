@@ -38,7 +38,7 @@ struct EmailDeliveryTests {
             let b = try TestGateway.make(settings: settings, configure: Self.configure(receiver))
             try await a.application.test(.router) { clientA in
                 try await b.application.test(.router) { clientB in
-                    let key = try await a.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
+                    let key = try await a.services.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
                     let gatewayA = TestGateway(server: a, client: clientA, projectKey: key)
                     let gatewayB = TestGateway(server: b, client: clientB, projectKey: key)
                     let tenant = try await Self.webhookTenant(gatewayA, receiver)
@@ -75,7 +75,7 @@ struct EmailDeliveryTests {
             let settings = try await TestDatabase.create()
             let first = try TestGateway.make(settings: settings, configure: Self.configure(receiver))
             let tenant = try await first.application.test(.router) { client in
-                let key = try await first.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
+                let key = try await first.services.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
                 let gateway = TestGateway(server: first, client: client, projectKey: key)
                 let tenant = try await Self.webhookTenant(gateway, receiver)
                 // The receiver is down for the first daemon's whole life.
@@ -129,7 +129,7 @@ struct EmailDeliveryTests {
             }
             let lease = Duration.seconds(3)
             let (tenant, abandoned, claimStarted) = try await first.application.test(.router) { client in
-                let key = try await first.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
+                let key = try await first.services.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
                 let gateway = TestGateway(server: first, client: client, projectKey: key)
                 let tenant = try await Self.webhookTenant(gateway, receiver)
                 let outbox = EmailOutboxRepository(database: first.database, logger: TestDatabase.logger)

@@ -69,7 +69,7 @@ struct ForwardAuthTests {
                 try await gateway.client.execute(uri: "/v1/verify", method: .get, headers: [.authorization: "Bearer \(token)"]).status
             }
             #expect(try await verify(session.idToken) == .ok)
-            let tokens = gateway.server.tokens
+            let tokens = gateway.server.services.tokens
             #expect(tokens.verified.claims(of: TokenFingerprint(session.idToken))?.subject == session.uid)
             // The clock moves, not the test: the remembered token is judged at its expiry without waiting for it.
             guard case .integer(let exp)? = session.claims.value(at: ["exp"]) else { throw TestSetupError("no exp") }

@@ -121,7 +121,7 @@ struct IdentityProviderConfigTests {
         let b = try TestGateway.make(settings: settings)
         try await a.application.test(.router) { clientA in
             try await b.application.test(.router) { clientB in
-                let key = try await a.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
+                let key = try await a.services.adminKeys.create(displayName: "t", scope: .project, actor: "t").secret
                 let gatewayA = TestGateway(server: a, client: clientA, projectKey: key)
                 let gatewayB = TestGateway(server: b, client: clientB, projectKey: key)
                 let path = "\(Self.project)/defaultSupportedIdpConfigs"

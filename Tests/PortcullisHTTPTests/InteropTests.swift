@@ -125,7 +125,7 @@ struct InteropTests {
         let server = try TestGateway.make(settings: try await TestDatabase.create())
         try await server.application.test(.live) { client in
             guard let port = client.port else { throw TestSetupError("no port") }
-            let key = try await server.adminKeys.create(displayName: "n", scope: .project, actor: "t").secret
+            let key = try await server.services.adminKeys.create(displayName: "n", scope: .project, actor: "t").secret
             let gateway = TestGateway(server: server, client: client, projectKey: key)
             // A guest given an email: no password hash on the way. Hashing threads run under
             // SCHED_IDLE, and in a parallel test run that saturates both cores a sign-up can

@@ -28,7 +28,7 @@ struct KeyRotationTests {
     static func rotation(_ gateway: TestGateway, schema: SchemaGate = SchemaGate()) -> KeyRotationService {
         KeyRotationService(
             keys: SigningKeyRepository(database: gateway.server.database, logger: TestDatabase.logger),
-            keyrings: gateway.server.tokens.keyrings, period: .zero, schema: schema, logger: TestDatabase.logger)
+            keyrings: gateway.server.services.tokens.keyrings, period: .zero, schema: schema, logger: TestDatabase.logger)
     }
 
     @Test("the rotation service starts its first pass when the schema is current, not after a fixed pause")

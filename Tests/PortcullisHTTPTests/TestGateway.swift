@@ -48,14 +48,14 @@ struct TestGateway {
             configure(&$0)
         }
         try await server.application.test(live ? .live : .router) { client in
-            let (_, secret) = try await server.adminKeys.create(displayName: "test", scope: .project, actor: "test")
+            let (_, secret) = try await server.services.adminKeys.create(displayName: "test", scope: .project, actor: "test")
             try await body(TestGateway(server: server, client: client, projectKey: secret))
         }
     }
 
     /// A new admin key for `scope`.
     func key(_ scope: AdminScope) async throws -> String {
-        try await server.adminKeys.create(displayName: "k", scope: scope, actor: "test").secret
+        try await server.services.adminKeys.create(displayName: "k", scope: scope, actor: "test").secret
     }
 
     /// Sends a request with the project key unless `key` says otherwise (`.some(nil)` = no header).
