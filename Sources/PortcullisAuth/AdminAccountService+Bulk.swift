@@ -7,7 +7,7 @@ extension AdminAccountService {
     /// `AdminUserPolicy.lookupLimit` identifiers.
     public func lookup(
         tenantId: String?, uids: [String], emails: [String], phoneNumbers: [String],
-        federatedIds: [UserRepository.FederatedUserId]
+        federatedIds: [FederatedUserId]
     ) async throws -> [User] {
         _ = try await tenants.settings(tenantId: tenantId)
         let count = uids.count + emails.count + phoneNumbers.count + federatedIds.count

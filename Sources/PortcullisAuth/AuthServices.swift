@@ -101,10 +101,8 @@ public struct AuthServices: Sendable {
     public let adminKeys: AdminKeyService
     /// `accounts:batchCreate`.
     public let userImports: UserImportService
-    /// The audit log, read by the admin API.
-    public let audit: AuditLogRepository
-    /// Tenants as stored (the audit log tells a deleted tenant from one that never was).
-    public let tenantRecords: TenantRepository
+    /// The audit log (admin).
+    public let auditLog: AuditLogService
     /// Schema migrations.
     public let migrator: Migrator
     /// The background services, in start order: the pool, the invalidation listener, key
@@ -189,8 +187,7 @@ public struct AuthServices: Sendable {
             tenants: tenants, projectConfig: projectConfig, allowedFromDomains: configuration.emailDelivery.allowedFromDomains)
         adminKeys = AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger), clock: clock)
         userImports = UserImportService(users: users, tenants: tenantSettings, clock: clock)
-        self.audit = audit
-        tenantRecords = tenants
+        auditLog = AuditLogService(audit: audit, tenants: tenants)
         migrator = Migrator(database: database, logger: logger)
         self.schema = schema
         backgroundServices = [

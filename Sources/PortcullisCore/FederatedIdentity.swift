@@ -41,3 +41,17 @@ public struct FederatedIdentity: Sendable, Equatable {
         self.fromAccessToken = fromAccessToken
     }
 }
+
+/// A federated identity as the admin API names one (`accounts:lookup`'s `federatedUserId[]`).
+public struct FederatedUserId: Sendable, Hashable {
+    /// `google.com`, `oidc.<name>`, …
+    public var providerId: String
+    /// The account's id at the provider.
+    public var rawId: String
+
+    /// An identity.
+    public init(providerId: String, rawId: String) {
+        self.providerId = providerId
+        self.rawId = rawId
+    }
+}

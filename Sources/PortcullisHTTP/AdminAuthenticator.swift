@@ -3,7 +3,6 @@ public import Hummingbird
 public import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
-import PortcullisStore
 
 /// Authenticates admin routes: `Authorization: Bearer <admin key>`.
 ///

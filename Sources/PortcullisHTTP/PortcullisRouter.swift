@@ -22,7 +22,7 @@ public func buildRouter(
     TenantRoutes(service: services.tenantAdmin, projectId: projectId).register(on: admin)
     ProjectConfigRoutes(service: services.tenantAdmin, projectId: projectId).register(on: admin)
     AdminKeyRoutes(service: services.adminKeys, projectId: projectId).register(on: admin)
-    AuditRoutes(audit: services.audit, tenants: services.tenantRecords).register(on: admin)
+    AuditRoutes(service: services.auditLog).register(on: admin)
     IdentityProviderRoutes(service: services.identityProviders, projectId: projectId).register(on: admin)
     ServiceAccountRoutes(service: services.serviceAccounts, projectId: projectId).register(on: admin)
     WebhookSecretRoutes(delivery: services.emailDelivery).register(on: admin)

@@ -62,6 +62,14 @@ extension Request {
         uri.queryParameters[Substring(name)].map(String.init)
     }
 
+    /// An integer query parameter (`pageSize`); `nil` when absent; `INVALID_ARGUMENT` for
+    /// anything but a number.
+    public func integerQuery(_ name: String) throws(AuthError) -> Int? {
+        guard let value = query(name) else { return nil }
+        guard let number = Int(value) else { throw AuthError(.invalidArgument, detail: "\(name) must be a number") }
+        return number
+    }
+
     /// A boolean query parameter as Google's APIs read one: `true`/`false` in any case, or
     /// `1`/`0`; `nil` when absent; `INVALID_ARGUMENT` for anything else.
     public func booleanQuery(_ name: String) throws(AuthError) -> Bool? {

@@ -5,20 +5,6 @@ import PostgresNIO
 
 /// The admin API's lookups of accounts by several identifiers (`accounts:lookup`).
 extension UserRepository {
-    /// A federated identity named by `accounts:lookup`'s `federatedUserId[]`.
-    public struct FederatedUserId: Sendable, Hashable {
-        /// `google.com`, `oidc.<name>`, …
-        public var providerId: String
-        /// The account's id at the provider.
-        public var rawId: String
-
-        /// An identity.
-        public init(providerId: String, rawId: String) {
-            self.providerId = providerId
-            self.rawId = rawId
-        }
-    }
-
     /// The accounts any of the identifiers name, each once, ordered by uid. Emails match
     /// case-insensitively; identities by provider and raw id.
     public func lookup(

@@ -21,10 +21,15 @@ struct TenantsCommand: AsyncParsableCommand {
         func run() async throws {
             let settings = try await options.loadSettings()
             let logger = commandLogger(settings)
-            let tenants = try await withServices(settings, logger: logger) { services in
-                try await services.tenantRecords.list(after: nil, limit: 10_000)
+            try await withServices(settings, logger: logger) { services in
+                // Page by page, printed as they come: every tenant, in id order.
+                var token: String?
+                repeat {
+                    let page = try await services.tenantAdmin.list(pageSize: 1000, pageToken: token)
+                    for tenant in page.tenants { print("\(tenant.id)\t\(tenant.settings.displayName ?? "")") }
+                    token = page.nextPageToken
+                } while token != nil
             }
-            for tenant in tenants { print("\(tenant.id)\t\(tenant.settings.displayName ?? "")") }
         }
     }
 

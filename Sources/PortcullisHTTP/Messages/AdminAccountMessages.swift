@@ -1,7 +1,6 @@
 import Hummingbird
 import PortcullisAuth
 import PortcullisCore
-import PortcullisStore
 
 /// An Admin API body about one user, named by `localId`.
 protocol SingleUserBody {
@@ -67,7 +66,7 @@ struct OneOrMany<Element: Decodable>: Decodable {
 /// `phoneNumber[]` and `federatedUserId[]` (each also as a single value).
 struct AdminLookupRequest: AdminResourceBody {
     /// One `federatedUserId[]` entry.
-    struct FederatedUserId: Decodable {
+    struct Identity: Decodable {
         let providerId: String?
         let rawId: String?
     }
@@ -75,13 +74,13 @@ struct AdminLookupRequest: AdminResourceBody {
     let localId: OneOrMany<String>?
     let email: OneOrMany<String>?
     let phoneNumber: OneOrMany<String>?
-    let federatedUserId: OneOrMany<FederatedUserId>?
+    let federatedUserId: OneOrMany<Identity>?
 
     /// The identities named (entries without both ids are skipped, as the emulator does).
-    var federatedIds: [UserRepository.FederatedUserId] {
+    var federatedIds: [FederatedUserId] {
         (federatedUserId?.values ?? []).compactMap { entry in
             guard let provider = entry.providerId, !provider.isEmpty, let raw = entry.rawId, !raw.isEmpty else { return nil }
-            return UserRepository.FederatedUserId(providerId: provider, rawId: raw)
+            return FederatedUserId(providerId: provider, rawId: raw)
         }
     }
 }

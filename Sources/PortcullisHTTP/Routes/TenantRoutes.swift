@@ -16,11 +16,7 @@ struct TenantRoutes {
         }
         group.get("tenants") { request, context in
             _ = try context.requireAdmin(for: .project)
-            let pageSize = try request.query("pageSize").map { text throws(AuthError) in
-                guard let size = Int(text) else { throw AuthError(.invalidArgument, detail: "pageSize must be a number") }
-                return size
-            }
-            let page = try await service.list(pageSize: pageSize, pageToken: request.query("pageToken"))
+            let page = try await service.list(pageSize: request.integerQuery("pageSize"), pageToken: request.query("pageToken"))
             return TenantList(tenants: page.tenants.map(resource), nextPageToken: page.nextPageToken)
         }
         group.get("tenants/{tenant}") { _, context in
