@@ -96,7 +96,7 @@ extension AccountService {
             throw error
         }
         guard let found, let storedHash = found.passwordHash, matches else {
-            throw SignInPolicy.wrongCredentials(emailKnown: found != nil, privacy: settings.enableImprovedEmailPrivacy)
+            throw EmailPrivacyPolicy(settings: settings).wrongCredentials(emailKnown: found != nil)
         }
         let user = found.user
         abuse.refundSignIn(account: accountKey, client: clientKey, now: now.seconds)
@@ -118,7 +118,7 @@ extension AccountService {
             // hash changed. A new hash may be another sign-in's rehash of the same password: the
             // password is checked once more against what is stored now.
             guard let (current, currentHash) = try await users.find(tenantId: tenantId, uid: user.uid) else {
-                throw SignInPolicy.wrongCredentials(emailKnown: false, privacy: settings.enableImprovedEmailPrivacy)
+                throw EmailPrivacyPolicy(settings: settings).wrongCredentials(emailKnown: false)
             }
             if current.disabled { throw AuthError(.userDisabled) }
             guard current.email == address, let currentHash, currentHash != proof.hash,
@@ -127,7 +127,7 @@ extension AccountService {
             proof = (address, currentHash)
             rehashed = nil
         }
-        throw SignInPolicy.wrongCredentials(emailKnown: true, privacy: settings.enableImprovedEmailPrivacy)
+        throw EmailPrivacyPolicy(settings: settings).wrongCredentials(emailKnown: true)
     }
 
     /// `accounts:createAuthUri`: the sign-in methods of an email; nothing when enumeration protection is on.
@@ -136,7 +136,7 @@ extension AccountService {
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
         let address = try EmailAddress.validate(email)
-        guard !settings.enableImprovedEmailPrivacy else { return nil }
+        guard EmailPrivacyPolicy(settings: settings).listsSignInMethods else { return nil }
         return try await users.find(tenantId: tenantId, email: address)?.user.providerIds ?? []
     }
 }

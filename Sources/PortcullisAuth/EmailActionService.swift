@@ -100,6 +100,7 @@ public struct EmailActionService: Sendable {
         let tenantId = try accounts.requestTenant(named: named, idToken: request.kind == .passwordReset ? nil : request.idToken)
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let privacy = EmailPrivacyPolicy(settings: settings)
         // Every request counts, whatever the address: an unknown one would otherwise be a free probe.
         if let client, !abuse.ipEmailActions.consume(ClientAddress.limitKey(client), now: clock.now().seconds) {
             throw AuthError(.tooManyAttemptsTryLater)
@@ -110,8 +111,8 @@ public struct EmailActionService: Sendable {
             let email = try EmailAddress.validate(try Self.required(request.email, .missingEmail))
             let user = try await users.find(tenantId: tenantId, email: email)?.user
             guard let user, !user.disabled else {
-                if settings.enableImprovedEmailPrivacy { return email }
-                throw AuthError(user == nil ? .emailNotFound : .userDisabled)
+                if let refusal = privacy.resetRefusal(accountExists: user != nil) { throw refusal }
+                return email
             }
             target = (user, email)
         case .verifyEmail:
@@ -121,7 +122,7 @@ public struct EmailActionService: Sendable {
             let (user, claims) = try await accounts.authenticate(idToken: request.idToken, tenantId: tenantId)
             try SessionPolicy.requireRecentSignIn(
                 authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds)
-            let address = try await newAddress(request.newEmail, tenantId: tenantId, revealTaken: !settings.enableImprovedEmailPrivacy)
+            let address = try await newAddress(request.newEmail, tenantId: tenantId, revealTaken: privacy.revealsTakenAddress)
             target = (user, address)
         }
         do {
@@ -129,11 +130,7 @@ public struct EmailActionService: Sendable {
                 request, for: target.user, address: target.address, settings: settings, sending: true,
                 // A reset is asked for by whoever knows the address: nobody signed in.
                 actor: request.kind == .passwordReset ? "anonymous" : "user:\(target.user.uid)")
-        } catch let error as AuthError
-            where request.kind == .passwordReset && settings.enableImprovedEmailPrivacy
-            && error == EmailActionPolicy.floodError(request.kind)
-        {
-            // The flood answer would tell a stranger the address has an account.
+        } catch let error as AuthError where privacy.hides(error, refusing: request.kind) {
             return target.address
         }
         return request.kind == .verifyAndChangeEmail ? (target.user.email ?? target.address) : target.address

@@ -250,10 +250,29 @@ struct SessionRuleTests {
         var update = UserUpdate(disabled: true, revocation: .at(Timestamp(seconds: 42)))
         UserUpdatePolicy.applyImplications(to: &update, now: Timestamp(seconds: 500))
         #expect(update.revocation == .at(Timestamp(seconds: 42)))
-        #expect(SignInPolicy.wrongCredentials(emailKnown: true, privacy: false) == AuthError(.invalidPassword))
-        #expect(SignInPolicy.wrongCredentials(emailKnown: false, privacy: false) == AuthError(.emailNotFound))
-        #expect(SignInPolicy.wrongCredentials(emailKnown: true, privacy: true) == AuthError(.invalidLoginCredentials))
-        #expect(SignInPolicy.wrongCredentials(emailKnown: false, privacy: true) == AuthError(.invalidLoginCredentials))
+    }
+
+    @Test("under email privacy no answer tells whether an address has an account; without it, Firebase's answers")
+    func emailPrivacy() {
+        var settings = TenantSettings()
+        let open = EmailPrivacyPolicy(settings: settings)
+        settings.enableImprovedEmailPrivacy = true
+        let protected = EmailPrivacyPolicy(settings: settings)
+        #expect(open.wrongCredentials(emailKnown: true) == AuthError(.invalidPassword))
+        #expect(open.wrongCredentials(emailKnown: false) == AuthError(.emailNotFound))
+        #expect(protected.wrongCredentials(emailKnown: true) == AuthError(.invalidLoginCredentials))
+        #expect(protected.wrongCredentials(emailKnown: false) == AuthError(.invalidLoginCredentials))
+        // The other answers that could tell whether an address has an account.
+        #expect(open.listsSignInMethods && !protected.listsSignInMethods)
+        #expect(open.revealsTakenAddress && !protected.revealsTakenAddress)
+        #expect(open.resetRefusal(accountExists: false) == AuthError(.emailNotFound))
+        #expect(open.resetRefusal(accountExists: true) == AuthError(.userDisabled))
+        #expect(protected.resetRefusal(accountExists: false) == nil && protected.resetRefusal(accountExists: true) == nil)
+        let flood = EmailActionPolicy.floodError(.passwordReset)
+        #expect(protected.hides(flood, refusing: .passwordReset))
+        #expect(!open.hides(flood, refusing: .passwordReset))
+        #expect(!protected.hides(flood, refusing: .verifyEmail))
+        #expect(!protected.hides(AuthError(.userDisabled), refusing: .passwordReset))
     }
 
     @Test("recent sign-in, custom claims, passwords and emails")
