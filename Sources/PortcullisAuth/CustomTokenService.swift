@@ -60,7 +60,7 @@ public struct CustomTokenService: Sendable {
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         guard let token, !token.isEmpty else { throw AuthError(.missingCustomToken) }
-        guard let jws = ForeignJWS(token) else {
+        guard let jws = CompactJWS(token) else {
             throw AuthError(.invalidCustomToken, detail: "Invalid assertion format. 3 dot separated segments required.")
         }
         // Only RS256: `none`, HMAC (keyed with a public key an attacker knows) and the rest never verify.
@@ -77,7 +77,7 @@ public struct CustomTokenService: Sendable {
     }
 
     /// The keys that may have signed `jws`: the one its `kid` names, or those of its `iss`.
-    private func candidateKeys(for jws: ForeignJWS, requestTenantId: String?) async throws -> [ServiceAccountKeyCache.Entry] {
+    private func candidateKeys(for jws: CompactJWS, requestTenantId: String?) async throws -> [ServiceAccountKeyCache.Entry] {
         let scopes = try await scopes(requestTenantId: requestTenantId, claimed: jws.claims["tenant_id"])
         if let kid = jws.kid {
             for scope in scopes {

@@ -91,7 +91,7 @@ public struct IdPTokenVerifier: Sendable {
         async throws -> FederatedIdentity
     {
         let name = provider.providerId
-        guard let jws = ForeignJWS(token) else { throw Self.invalid("the \(name) id_token is not a compact JWS") }
+        guard let jws = CompactJWS(token) else { throw Self.invalid("the \(name) id_token is not a compact JWS") }
         guard jws.algorithm == "RS256" || jws.algorithm == "ES256" else {
             throw Self.invalid("the \(name) id_token's algorithm \(Self.printable(jws.algorithm)) is not accepted")
         }

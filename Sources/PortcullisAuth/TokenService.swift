@@ -216,7 +216,7 @@ public struct TokenService: Sendable {
     /// choosing which tenant judges a request (`TenantResolution`); ``verifyIDToken(_:)`` then
     /// verifies it with that tenant's keys.
     public func unverifiedTenant(of idToken: String?) -> String?? {
-        guard let idToken, let jws = try? CompactJWS(idToken), case .object(let firebase)? = jws.payload.value(at: ["firebase"])
+        guard let idToken, let jws = CompactJWS(idToken), case .object(let firebase)? = jws.claims["firebase"]
         else { return nil }
         switch firebase["tenant"] {
         case nil: return .some(nil)
@@ -249,9 +249,9 @@ public struct TokenService: Sendable {
     private func verifySignatureAndIssuer(_ token: String, now: Int64) async throws -> IDTokenClaims {
         // Parsed once; the payload's tenant (unverified yet) picks the keyring that must verify it,
         // so a token can only ever verify with its own tenant's keys.
-        guard let jws = try? CompactJWS(token), case .object(let payload) = jws.payload,
-            case .object(let firebase)? = payload["firebase"]
-        else { throw AuthError(.invalidIdToken) }
+        guard let jws = CompactJWS(token), case .object(let firebase)? = jws.claims["firebase"] else {
+            throw AuthError(.invalidIdToken)
+        }
         let tenant: String?
         switch firebase["tenant"] {
         case nil: tenant = nil
@@ -269,7 +269,7 @@ public struct TokenService: Sendable {
         } catch {
             throw AuthError(.invalidIdToken)
         }
-        guard let claims = IDTokenClaims(json: jws.payload), claims.tenantId == tenant,
+        guard let claims = IDTokenClaims(json: .object(jws.claims)), claims.tenantId == tenant,
             claims.issuer == issuer(tenantId: tenant), claims.audience == projectId,
             claims.issuedAt <= now + 60
         else { throw AuthError(.invalidIdToken) }

@@ -85,46 +85,15 @@ public struct Keyring: Sendable {
 
     /// Verifies the signature of a compact JWS and returns its payload (claims are the caller's to check).
     public func verify(_ token: String) throws(VerificationFailure) -> JSONValue {
-        let jws = try CompactJWS(token)
+        guard let jws = CompactJWS(token) else { throw .malformed }
         try verify(jws)
-        return jws.payload
+        return .object(jws.claims)
     }
 
-    /// Verifies an already-split token's signature against this keyring's keys.
+    /// Verifies an already-split token's signature against this keyring's keys: the gateway's
+    /// own tokens name their key (`kid`).
     public func verify(_ jws: CompactJWS) throws(VerificationFailure) {
-        guard let key = held[jws.kid], key.algorithm.rawValue == jws.algorithm else { throw .unknownKey }
+        guard let kid = jws.kid, let key = held[kid], key.algorithm.rawValue == jws.algorithm else { throw .unknownKey }
         guard key.signer.verify(jws.signature, signs: jws.signingInput) else { throw .badSignature }
-    }
-}
-
-/// A compact JWS split and decoded once: header fields, payload, signature.
-public struct CompactJWS: Sendable {
-    /// The header's `alg`.
-    public let algorithm: String
-    /// The header's `kid`.
-    public let kid: String
-    /// The decoded payload (not yet trusted).
-    public let payload: JSONValue
-    let signingInput: [UInt8]
-    let signature: [UInt8]
-
-    /// Splits `token`; `malformed` unless it is three base64url parts with a JSON header naming `alg` and `kid`.
-    public init(_ token: String) throws(Keyring.VerificationFailure) {
-        let utf8 = Array(token.utf8)
-        guard utf8.count < 16_384 else { throw .malformed }
-        let parts = utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3,
-            let headerBytes = Base64URL.decode(utf8: parts[0]),
-            case .object(let header)? = try? JSONValue.parse(headerBytes),
-            case .string(let alg)? = header["alg"], case .string(let kid)? = header["kid"],
-            let payloadBytes = Base64URL.decode(utf8: parts[1]),
-            let payload = try? JSONValue.parse(payloadBytes),
-            let signature = Base64URL.decode(utf8: parts[2])
-        else { throw .malformed }
-        self.algorithm = alg
-        self.kid = kid
-        self.payload = payload
-        self.signature = signature
-        self.signingInput = Array(utf8[0..<(parts[0].count + 1 + parts[1].count)])
     }
 }

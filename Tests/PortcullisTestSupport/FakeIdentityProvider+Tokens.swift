@@ -61,7 +61,7 @@ extension FakeIdentityProvider {
     /// The claims ``idToken(sub:email:emailVerified:name:picture:audience:issuer:expiresIn:issuedAt:nonce:kid:extraClaims:)``
     /// would sign, decoded back from a token (for building forgeries from a valid token).
     public static func claims(of token: String) -> [String: JSONValue] {
-        ForeignJWS(token)?.claims ?? [:]
+        CompactJWS(token)?.claims ?? [:]
     }
 
     /// SHA-256 of `text` in lower-case hex: what Apple's and Firebase's clients put in an
