@@ -63,7 +63,7 @@ public struct FederatedSignInService: Sendable {
         let tenantId = try accounts.requestTenant(named: named, idToken: idToken)
         let settings = try await tenants.settings(tenantId: tenantId)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        guard IdentityProvider.builtIn.contains(credential.providerId) || IdentityProvider.isOIDC(credential.providerId) else {
+        guard IdentityProvider.isFederated(credential.providerId) else {
             throw AuthError(.invalidProviderId)
         }
         guard let provider = try await providers.provider(credential.providerId, tenantId: tenantId), provider.enabled else {

@@ -66,6 +66,11 @@ public struct IdentityProvider: Sendable, Equatable {
             }
     }
 
+    /// Whether `providerId` names a federated provider: a built-in one or a generic OIDC one.
+    public static func isFederated(_ providerId: String) -> Bool {
+        builtIn.contains(providerId) || isOIDC(providerId)
+    }
+
     /// Every audience an ID token may name: ``clientId`` and ``clientIds``.
     public var audiences: Set<String> { Set([clientId] + clientIds) }
 

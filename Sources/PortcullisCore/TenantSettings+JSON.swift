@@ -76,10 +76,6 @@ extension TenantSettings {
         }
     }
 
-    static let federatedProviders: Set<String> = [
-        "google.com", "apple.com", "microsoft.com", "yahoo.com", "facebook.com", "github.com", "twitter.com",
-    ]
-
     /// Reads settings from a request or stored document; absent fields keep their defaults.
     ///
     /// Keys may be camelCase or snake_case; wrong types and out-of-range values
@@ -240,7 +236,7 @@ extension TenantSettings.PasswordPolicy {
 extension TenantSettings.TrustedEmailDomain {
     init(reader: JSONValue.Reader) throws(AuthError) {
         guard let providerId = try reader.string("providerId"),
-            TenantSettings.federatedProviders.contains(providerId) || providerId.hasPrefix("oidc.")
+            IdentityProvider.isFederated(providerId)
         else {
             throw AuthError(.invalidArgument, detail: "\(reader.path).providerId must name a federated provider")
         }

@@ -50,7 +50,7 @@ public enum UserImportPolicy {
             // `firebase auth:export` lists the password too; that link follows the email and hash.
             if try provider.string("providerId") == ProviderLink.password { continue }
             guard let providerId = try provider.string("providerId"),
-                IdentityProvider.builtIn.contains(providerId) || IdentityProvider.isOIDC(providerId),
+                IdentityProvider.isFederated(providerId),
                 let rawId = try provider.string("rawId"), !rawId.isEmpty, rawId.utf8.count <= 512
             else {
                 throw AuthError(.invalidProviderId, detail: "providerUserInfo[\(index)] needs a federated providerId and a rawId")
