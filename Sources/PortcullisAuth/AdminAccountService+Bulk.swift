@@ -1,5 +1,5 @@
 public import PortcullisCore
-public import PortcullisStore
+import PortcullisStore
 
 extension AdminAccountService {
     /// `accounts:lookup` (admin): the accounts any identifier names, each once, ordered by uid.

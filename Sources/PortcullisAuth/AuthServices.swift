@@ -1,9 +1,9 @@
 public import CoreMetrics
-public import Foundation
+import Foundation
 public import Logging
 public import PortcullisCore
 public import PortcullisCrypto
-public import PortcullisOutbound
+import PortcullisOutbound
 public import PortcullisStore
 public import ServiceLifecycle
 

@@ -1,4 +1,4 @@
-public import PortcullisCore
+import PortcullisCore
 public import PortcullisOutbound
 public import PortcullisStore
 

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-public import PortcullisCore
+import PortcullisCore
 
 /// The token the action page's form carries, bound to the action code it applies.
 ///

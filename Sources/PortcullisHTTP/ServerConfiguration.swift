@@ -1,4 +1,4 @@
-public import Hummingbird
+import Hummingbird
 public import PortcullisAuth
 public import PortcullisCore
 public import PortcullisCrypto

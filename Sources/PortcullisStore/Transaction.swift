@@ -1,5 +1,5 @@
-public import Logging
-public import PostgresNIO
+import Logging
+import PostgresNIO
 import Synchronization
 
 /// One unit of work: a connection inside `BEGIN … COMMIT` (``Database/withTransaction(function:_:)``),
@@ -13,6 +13,7 @@ public struct Transaction: Sendable {
     let announcements: Announcements
 
     /// Runs a statement in the transaction.
+    @discardableResult
     func query(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> PostgresRowSequence {

@@ -36,7 +36,7 @@ struct DurabilityTests {
     }
 
     static func allowCommits(_ database: Database, table: String) async throws {
-        try await database.withConnection { connection in
+        _ = try await database.withConnection { connection in
             try await connection.query(
                 PostgresQuery(unsafeSQL: "DROP TRIGGER refuse_\(table) ON \(table)"), logger: TestDatabase.logger)
         }
@@ -166,7 +166,7 @@ struct DurabilityTests {
                 group.addTask { await killer.run() }
                 group.addTask {
                     while clock.now < end {
-                        try? await killer.withConnection { connection in
+                        _ = try? await killer.withConnection { connection in
                             try await connection.query(
                                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(target) AND pid <> pg_backend_pid()",
                                 logger: TestDatabase.logger)
