@@ -139,7 +139,9 @@ public final class KeyringService: InvalidationSubscriber {
     /// Forward auth verifies with it through a database outage.
     public var keptThroughOutage: Bool { true }
 
+    /// Keeps what it drops as last known: a flush just before an outage must not leave
+    /// forward auth without keys for it.
     public func invalidateAll() {
-        cache.invalidateAll()
+        cache.invalidateAll(keepingLastKnown: true)
     }
 }

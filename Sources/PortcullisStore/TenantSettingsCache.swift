@@ -18,8 +18,19 @@ public final class TenantSettingsCache: InvalidationSubscriber {
         var tenants: [String: Entry] = [:]
         var project: ProjectConfig?
         var absentCount = 0
-        /// Bumped by every invalidation; a load that started before one is not stored.
+        /// Bumped by every full flush; a load that started before one is not stored.
         var generation: UInt64 = 0
+        /// The newest version an event announced for each tenant (`Int64.max`: deleted), and
+        /// for the project config: a load is stored when nothing was announced for it while it
+        /// ran, or when it read that version or a newer one. A load that read older data
+        /// than a change announced meanwhile is not stored; one that read the change is,
+        /// whatever else was invalidated meanwhile.
+        var announced: [String: Int64] = [:]
+        var projectAnnounced: Int64 = 0
+        /// What the last full flush dropped, served only when a load fails with `UNAVAILABLE`
+        /// (see `GuardedCache`); an event naming an entry drops it here too.
+        var lastKnown: [String: Tenant] = [:]
+        var lastKnownProject: ProjectConfig?
     }
 
     /// Bound on cached "no such tenant" answers.
@@ -37,15 +48,24 @@ public final class TenantSettingsCache: InvalidationSubscriber {
 
     /// The tenant, from memory when cached; `nil` when it does not exist.
     public func tenant(id: String) async throws -> Tenant? {
-        let (cached, generation) = state.withLock { ($0.tenants[id], $0.generation) }
+        let (cached, generation, announced) = state.withLock { ($0.tenants[id], $0.generation, $0.announced[id]) }
         switch cached {
         case .present(let tenant): return tenant
         case .absent: return nil
         case nil: break
         }
-        let loaded = try await tenants.find(id: id)
+        let loaded: Tenant?
+        do {
+            loaded = try await tenants.find(id: id)
+        } catch let error as AuthError where error.code == .unavailable {
+            guard let lastKnown = state.withLock({ $0.lastKnown[id] }) else { throw error }
+            return lastKnown
+        }
         state.withLock { state in
+            state.lastKnown[id] = nil
             guard state.generation == generation else { return }
+            let newest = state.announced[id]
+            guard newest == announced || (loaded.map { $0.version >= newest ?? 0 } ?? false) else { return }
             if let loaded {
                 state.tenants[id] = .present(loaded)
             } else {
@@ -62,11 +82,21 @@ public final class TenantSettingsCache: InvalidationSubscriber {
 
     /// The project's own config, from memory when cached.
     public func project() async throws -> ProjectConfig {
-        let (cached, generation) = state.withLock { ($0.project, $0.generation) }
+        let (cached, generation, announced) = state.withLock { ($0.project, $0.generation, $0.projectAnnounced) }
         if let cached { return cached }
-        let loaded = try await projectConfig.get()
+        let loaded: ProjectConfig
+        do {
+            loaded = try await projectConfig.get()
+        } catch let error as AuthError where error.code == .unavailable {
+            guard let lastKnown = state.withLock({ $0.lastKnownProject }) else { throw error }
+            return lastKnown
+        }
         state.withLock { state in
-            if state.generation == generation { state.project = loaded }
+            state.lastKnownProject = nil
+            guard state.generation == generation,
+                state.projectAnnounced == announced || loaded.version >= state.projectAnnounced
+            else { return }
+            state.project = loaded
         }
         return loaded
     }
@@ -85,14 +115,17 @@ public final class TenantSettingsCache: InvalidationSubscriber {
         state.withLock { state in
             switch event {
             case .tenant(let id, let version):
+                let announced = version == 0 ? Int64.max : version
+                state.announced[id] = max(state.announced[id] ?? 0, announced)
+                state.lastKnown[id] = nil
                 // An echo (our own commit's, then the listener's): the cached copy is already this version.
-                if case .present(let cached) = state.tenants[id], version != 0, cached.version >= version { return }
-                state.generation &+= 1
+                if case .present(let cached) = state.tenants[id], cached.version >= announced { return }
                 if case .absent = state.tenants[id] { state.absentCount -= 1 }
                 state.tenants[id] = nil
             case .projectConfig(let version):
+                state.projectAnnounced = max(state.projectAnnounced, version)
+                state.lastKnownProject = nil
                 if let cached = state.project, cached.version >= version { return }
-                state.generation &+= 1
                 state.project = nil
             case .signingKeys, .user, .identityProviders, .serviceAccounts:
                 return
@@ -106,9 +139,15 @@ public final class TenantSettingsCache: InvalidationSubscriber {
     public func invalidateAll() {
         state.withLock { state in
             state.generation &+= 1
+            // Kept as last known: a flush just before an outage must not leave forward auth
+            // without settings for it.
+            for case (let id, .present(let tenant)) in state.tenants { state.lastKnown[id] = tenant }
+            state.lastKnownProject = state.project ?? state.lastKnownProject
             state.tenants = [:]
             state.project = nil
             state.absentCount = 0
+            // Loads that began before the flush are refused by the generation already.
+            state.announced = [:]
         }
     }
 }

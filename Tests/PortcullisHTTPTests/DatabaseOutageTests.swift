@@ -93,6 +93,14 @@ struct ForwardAuthOutageTests {
                     }
                     #expect(try await verify(seen.idToken, on: client).status == .ok)
                     #expect(try await verify(project.idToken, "?checkRevoked=true", on: client).status == .ok)
+                    // The first keys' NOTIFY echoes drop the keyrings this instance has already
+                    // reloaded after its own commits: let them arrive, then read everything once
+                    // more, as a serving instance would have by the time an outage starts (`unseen`
+                    // stays unseen: the tenant's keyring is reloaded by `seen`).
+                    try await Task.sleep(for: .milliseconds(300))
+                    for token in [seen.idToken, project.idToken] {
+                        #expect(try await verify(token, on: client).status == .ok)
+                    }
 
                     try await cluster.stop()
                     #expect(try await eventually { !server.database.isReachable && !fresh.database.isReachable } != nil)

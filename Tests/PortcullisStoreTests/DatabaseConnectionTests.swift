@@ -132,6 +132,32 @@ struct GuardedCacheTests {
         cache.invalidate { $0 == "k" }
         #expect(cache.cached("k") == nil)
     }
+
+    @Test("a flush keeping last known serves it only to a load that fails UNAVAILABLE, and never after a change to its key")
+    func lastKnownThroughAnOutage() async throws {
+        let cache = GuardedCache<String, Int>(capacity: 10)
+        let down: @Sendable () async throws -> Int = { throw AuthError(.unavailable) }
+        _ = try await cache.value(for: "a") { 1 }
+        _ = try await cache.value(for: "b") { 2 }
+        cache.invalidateAll(keepingLastKnown: true)
+        #expect(cache.cached("a") == nil)
+        #expect(try await cache.value(for: "a", load: down) == 1)
+        // Reachable again: a load wins over the last known value, which is then gone.
+        #expect(try await cache.value(for: "a") { 10 } == 10)
+        cache.invalidate("a")
+        await #expect(throws: AuthError(.unavailable)) { try await cache.value(for: "a", load: down) }
+        // Another error than UNAVAILABLE is the caller's, last known or not.
+        await #expect(throws: AuthError(.internalError)) {
+            try await cache.value(for: "b") { throw AuthError(.internalError) }
+        }
+        // A change to the key drops what was known of it.
+        cache.invalidate("b")
+        await #expect(throws: AuthError(.unavailable)) { try await cache.value(for: "b", load: down) }
+        // A plain flush keeps nothing.
+        _ = try await cache.value(for: "c") { 3 }
+        cache.invalidateAll()
+        await #expect(throws: AuthError(.unavailable)) { try await cache.value(for: "c", load: down) }
+    }
 }
 
 @Suite("Schema gate")
