@@ -20,20 +20,28 @@ public struct Migrator: Sendable {
     }
 
     /// Applies every pending migration; returns the versions it applied.
+    ///
+    /// Not bounded by `database.request_timeout`: migrating is no request, and a migration
+    /// that rewrites a large table, or waits for another instance's, takes what it takes.
+    /// Callers probe the server first (``Database/probe()``), so an unreachable one fails fast.
     @discardableResult
     public func migrate() async throws -> [Int] {
-        try await database.withConnection { connection in
-            try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
-            do {
-                let applied = try await applyPending(on: connection)
-                try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
-                return applied
-            } catch {
-                // Best effort: the migration's own error is the one to report, and the lock is
-                // released with the session anyway if this fails too.
-                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
-                throw error
+        do {
+            return try await database.client.withConnection { connection in
+                try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+                do {
+                    let applied = try await applyPending(on: connection)
+                    try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                    return applied
+                } catch {
+                    // Best effort: the migration's own error is the one to report, and the lock is
+                    // released with the session anyway if this fails too.
+                    _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                    throw error
+                }
             }
+        } catch {
+            throw DatabaseErrors.translate(error, logger: logger)
         }
     }
 

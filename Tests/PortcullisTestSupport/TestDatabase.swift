@@ -19,11 +19,14 @@ public enum TestDatabase {
     public static var serverSettings: DatabaseSettings {
         get throws {
             guard let url = ProcessInfo.processInfo.environment["PORTCULLIS_TEST_DATABASE_URL"],
-                let settings = DatabaseSettings(url: url, maximumConnections: 4)
+                var settings = DatabaseSettings(url: url, maximumConnections: 4)
             else {
                 throw TestSetupError(
                     "PORTCULLIS_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts PostgreSQL")
             }
+            // The suite's own load (hundreds of tests on two cores) is no database fault, as in
+            // `TestGateway`: the tests that time a fault set their own timeout.
+            settings.requestTimeout = .seconds(30)
             return settings
         }
     }
