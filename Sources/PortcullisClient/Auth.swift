@@ -6,7 +6,7 @@ import Foundation
 /// ```swift
 /// let auth = Auth(configuration: AuthConfiguration(
 ///     baseURL: "https://auth.example.com", apiKey: "…", projectId: "my-project", tenantId: "acme"))
-/// Task { for await user in await auth.authStateChanges { print(user?.email ?? "signed out") } }
+/// Task { for await user in await auth.authStateChanges { showSignedIn(user) } }
 /// let result = try await auth.signIn(email: "ada@example.com", password: "…")
 /// ```
 ///

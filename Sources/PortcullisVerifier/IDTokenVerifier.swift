@@ -9,7 +9,7 @@ import JWTKit
 ///     gatewayURL: "http://127.0.0.1:8080", publicURL: "https://auth.example.com",
 ///     projectId: "my-project", acceptedTenants: .anyTenant))
 /// let identity = try await verifier.verify(idToken)
-/// print(identity.uid, identity.tenantId ?? "project user")
+/// logger.info("signed in", metadata: ["uid": "\(identity.uid)"])
 /// ```
 ///
 /// A verification checks, in order: the token's form (a compact JWS of at most 16 KiB, no
