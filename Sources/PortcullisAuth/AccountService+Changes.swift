@@ -77,10 +77,19 @@ extension AccountService {
     /// Unlinks providers (`deleteProvider`); `INVALID_ARGUMENT` when that would leave the
     /// account without any way to sign in, judged on the account as locked for the change.
     private func unlink(_ providerIds: Set<String>, from user: User) async throws -> User {
-        let unlinked = try await links.unlink(providerIds, from: user.uid, tenantId: user.tenantId) { current throws(AuthError) in
+        let unlinked: User? = try await database.withTransaction { [users, links] transaction in
+            guard var current = try await users.lock(tenantId: user.tenantId, uid: user.uid, requiring: .enabled, in: transaction)
+            else { return nil }
             if AccountLinking.wouldRemoveLastSignInMethod(current, removing: providerIds) {
                 throw AuthError(.invalidArgument, detail: "deleteProvider would remove the account's last sign-in method")
             }
+            try await links.unlink(providerIds, from: current.uid, tenantId: current.tenantId, in: transaction)
+            current.providers.removeAll { providerIds.contains($0.providerId) }
+            guard providerIds.contains(ProviderLink.password), current.hasPassword else { return current }
+            // Removing the password revokes nothing (unlinking a provider never does).
+            var update = UserUpdate()
+            update.passwordHash = .some(nil)
+            return try await users.update(tenantId: current.tenantId, uid: current.uid, update, requiring: .enabled, in: transaction)
         }
         guard let unlinked else { throw try await Self.missing(user, in: users) }
         return unlinked

@@ -10,6 +10,7 @@ public import PortcullisStore
 /// changes and self-deletion in `AccountService+Changes.swift`; administrators use
 /// ``AdminAccountService``.
 public struct AccountService: Sendable {
+    let database: Database
     let users: UserRepository
     let links: ProviderLinkRepository
     let tenants: TenantSettingsCache
@@ -20,10 +21,10 @@ public struct AccountService: Sendable {
 
     /// An account service.
     public init(
-        users: UserRepository, links: ProviderLinkRepository, tenants: TenantSettingsCache, tokens: TokenService,
-
-        passwords: PasswordHashingService, abuse: AbuseGuard, clock: any WallClock
+        database: Database, users: UserRepository, links: ProviderLinkRepository, tenants: TenantSettingsCache,
+        tokens: TokenService, passwords: PasswordHashingService, abuse: AbuseGuard, clock: any WallClock
     ) {
+        self.database = database
         self.users = users
         self.links = links
         self.tenants = tenants

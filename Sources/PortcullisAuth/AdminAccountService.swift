@@ -141,6 +141,8 @@ public struct AdminAccountService: Sendable {
             update.passwordHash = try await passwords.hash(password, settings: settings)
         }
         UserUpdatePolicy.applyImplications(to: &update, now: clock.now())
+        // Removing the password revokes nothing (unlinking a provider never does).
+        if unlinking.contains(ProviderLink.password) { update.passwordHash = .some(nil) }
         guard
             let user = try await users.update(
                 tenantId: tenantId, uid: uid, update, unlinking: unlinking, linking: changes.linkProvider, actor: actor,

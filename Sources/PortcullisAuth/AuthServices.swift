@@ -126,7 +126,7 @@ public struct AuthServices: Sendable {
         let verifiedTokens = VerifiedTokenCache()
         let sessions = RefreshSessionRepository(database: database, logger: logger)
         let tokens = TokenService(
-            keyrings: keyrings, tenants: tenantSettings, sessions: sessions,
+            database: database, keyrings: keyrings, tenants: tenantSettings, sessions: sessions,
             successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens,
             projectId: configuration.projectId, publicURL: configuration.publicURL, clock: clock, metrics: metrics)
         let passwords = PasswordHashingService(
@@ -134,7 +134,7 @@ public struct AuthServices: Sendable {
             pool: HashingPool(maximumPending: configuration.maximumPendingHashes), metrics: metrics)
         let links = ProviderLinkRepository(database: database, logger: logger)
         let accounts = AccountService(
-            users: users, links: links, tenants: tenantSettings, tokens: tokens, passwords: passwords,
+            database: database, users: users, links: links, tenants: tenantSettings, tokens: tokens, passwords: passwords,
             abuse: configuration.abuseGuard, clock: clock)
         let providerConfigs = IdentityProviderRepository(database: database, logger: logger)
         let providers = IdentityProviderCache(repository: providerConfigs)
@@ -145,7 +145,7 @@ public struct AuthServices: Sendable {
         let serviceAccountRepository = ServiceAccountRepository(database: database, logger: logger)
         let serviceAccountKeys = ServiceAccountKeyCache(accounts: serviceAccountRepository)
         let audit = AuditLogRepository(database: database, logger: logger)
-        let actionCodes = ActionCodeRepository(database: database, users: users, logger: logger)
+        let actionCodes = ActionCodeRepository(database: database, logger: logger)
         let outbox = EmailOutboxRepository(database: database, logger: logger)
         let schema = SchemaGate()
         let webhookKeys = WebhookSigningKeys(masterKey: configuration.masterKey)
@@ -167,7 +167,7 @@ public struct AuthServices: Sendable {
         self.accounts = accounts
         adminAccounts = AdminAccountService(users: users, tenants: tenantSettings, passwords: passwords, clock: clock)
         federated = FederatedSignInService(
-            tenants: tenantSettings, providers: providers,
+            database: database, tenants: tenantSettings, providers: providers,
             verifier: IdPTokenVerifier(client: outbound, keys: JWKSCache(client: outbound, clock: clock), clock: clock),
             users: users, links: links, accounts: accounts, tokens: tokens, abuse: configuration.abuseGuard, clock: clock)
         customTokens = CustomTokenService(
@@ -178,7 +178,7 @@ public struct AuthServices: Sendable {
         providerTokens = ProviderTokenRevocationService(accounts: accounts, providers: providers, client: outbound, audit: audit)
         self.emailDelivery = emailDelivery
         emailActions = EmailActionService(
-            accounts: accounts, users: users, codes: actionCodes,
+            database: database, accounts: accounts, users: users, codes: actionCodes, outbox: outbox, audit: audit,
             tenants: tenantSettings, passwords: passwords, delivery: emailDelivery, masterKey: configuration.masterKey,
             links: .init(
                 publicURL: configuration.publicURL, projectId: configuration.projectId, defaultAPIKey: configuration.defaultAPIKey),

@@ -129,9 +129,9 @@ public struct CustomTokenService: Sendable {
                 let (stored, started) = try await users.create(created, passwordHash: nil, firstSession: pending.start)
                 return SignedIn(
                     user: stored, tokens: try tokens.issue(pending, for: stored, started: started), isNewUser: true)
-            } catch let error as AuthError where error.code == .duplicateLocalId {
+            } catch Conflict.uidTaken {
                 // A concurrent first sign-in of the same uid created it: this one signs in to it.
-                guard let (existing, _) = try await users.find(tenantId: tenantId, uid: uid) else { throw error }
+                guard let (existing, _) = try await users.find(tenantId: tenantId, uid: uid) else { throw Conflict.uidTaken }
                 user = existing
             }
         }

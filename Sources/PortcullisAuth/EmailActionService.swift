@@ -12,9 +12,12 @@ public import PortcullisStore
 /// End users never get a code or link back: it travels only in the message, written to
 /// the outbox in the transaction that stores the code. Admins may take the link instead.
 public struct EmailActionService: Sendable {
+    let database: Database
     let accounts: AccountService
     let users: UserRepository
     let codes: ActionCodeRepository
+    let outbox: EmailOutboxRepository
+    let audit: AuditLogRepository
     let tenants: TenantSettingsCache
     let passwords: PasswordHashingService
     let delivery: EmailDeliveryService
@@ -42,13 +45,17 @@ public struct EmailActionService: Sendable {
 
     /// A service issuing codes through `codes` and delivering through `delivery`.
     public init(
-        accounts: AccountService, users: UserRepository, codes: ActionCodeRepository, tenants: TenantSettingsCache,
+        database: Database, accounts: AccountService, users: UserRepository, codes: ActionCodeRepository,
+        outbox: EmailOutboxRepository, audit: AuditLogRepository, tenants: TenantSettingsCache,
         passwords: PasswordHashingService, delivery: EmailDeliveryService, masterKey: MasterKey,
         links: LinkSettings, abuse: AbuseGuard, clock: any WallClock
     ) {
+        self.database = database
         self.accounts = accounts
         self.users = users
         self.codes = codes
+        self.outbox = outbox
+        self.audit = audit
         self.tenants = tenants
         self.passwords = passwords
         self.delivery = delivery
@@ -191,16 +198,26 @@ public struct EmailActionService: Sendable {
                     Array(message.content.serialized().utf8),
                     context: EmailDeliveryService.sealingContext(tenantId: tenantId)))
         }
-        try await codes.issue(
-            ActionCode(
-                tenantId: tenantId, uid: user.uid, kind: request.kind, email: address, continueURL: continueURL,
-                expiresAt: now.adding(seconds: Int64(settings.oobCodeLifetimeSeconds)), issuedAt: now,
-                accountEmail: user.email),
-            codeHash: SecretToken.hash(code), now: now, message: entry, floodLimit: EmailActionPolicy.codesPerUserPerHour,
-            floodError: EmailActionPolicy.floodError(request.kind),
-            audit: AuditEntry(
-                tenantId: tenantId, actor: actor, action: sending ? "email.sent" : "email.link_generated",
-                target: "users/\(user.uid)", after: .object(["type": .string(request.kind.rawValue)])))
+        let record = AuditEntry(
+            tenantId: tenantId, actor: actor, action: sending ? "email.sent" : "email.link_generated",
+            target: "users/\(user.uid)", after: .object(["type": .string(request.kind.rawValue)]))
+        // The code, its message and its record in one transaction, under the user's row held
+        // `FOR SHARE`: counts per user come in order, and a deletion waits or came first.
+        try await database.withTransaction { [codes, outbox, audit, entry] transaction in
+            guard
+                let issuer = try await codes.lockIssuer(
+                    tenantId: tenantId, uid: user.uid, kind: request.kind, now: now, in: transaction)
+            else { throw AuthError(.userNotFound) }
+            try EmailActionPolicy.requireUnflooded(request.kind, recentCodes: issuer.recentCodes)
+            try await codes.insert(
+                ActionCode(
+                    tenantId: tenantId, uid: user.uid, kind: request.kind, email: address, continueURL: continueURL,
+                    expiresAt: now.adding(seconds: Int64(settings.oobCodeLifetimeSeconds)), issuedAt: issuer.issuedAt,
+                    accountEmail: issuer.accountEmail),
+                codeHash: SecretToken.hash(code), in: transaction)
+            if let entry { try await outbox.enqueue(entry, in: transaction) }
+            try await audit.record(record, in: transaction)
+        }
         if sending { delivery.wake() }
         return link
     }
@@ -219,7 +236,8 @@ public struct EmailActionService: Sendable {
 
     /// The unused, unexpired code with this hash, if it still works for its user as stored now.
     private func live(_ codeHash: [UInt8], tenantId: String?) async throws -> (ActionCode, currentEmail: String?) {
-        let found = try await codes.find(tenantId: tenantId, codeHash: codeHash, now: clock.now())
+        let found = try EmailActionPolicy.requireUnexpired(
+            try await codes.find(tenantId: tenantId, codeHash: codeHash), now: clock.now())
         guard let user = try await users.find(tenantId: tenantId, uid: found.uid)?.user else {
             throw AuthError(.invalidOobCode)
         }
@@ -265,17 +283,25 @@ public struct EmailActionService: Sendable {
         _ code: String?, tenantId: String?, kinds: Set<EmailActionKind>, passwordHash: String?
     ) async throws -> (ActionCode, User) {
         let now = clock.now()
-        let (applied, user) = try await codes.consume(
-            tenantId: tenantId, codeHash: Self.hash(code), kinds: kinds, now: now,
-            change: { code, user in
-                try EmailActionPolicy.change(applying: code, to: user, passwordHash: passwordHash, now: now)
-            },
-            audit: { code in
+        let codeHash = try Self.hash(code)
+        // The code is spent exactly when the change is written: anything thrown leaves it unspent.
+        return try await database.withTransaction { [codes, users, audit] transaction in
+            let used = try await codes.use(tenantId: tenantId, codeHash: codeHash, kinds: kinds, now: now, in: transaction)
+            let code = try EmailActionPolicy.requireUnexpired(used, now: now)
+            // A code outliving its user (issued as the user was deleted) proves nothing.
+            guard let user = try await users.lock(tenantId: tenantId, uid: code.uid, in: transaction) else {
+                throw AuthError(.invalidOobCode)
+            }
+            let update = try EmailActionPolicy.change(applying: code, to: user, passwordHash: passwordHash, now: now)
+            guard let updated = try await users.update(tenantId: tenantId, uid: code.uid, update, requiring: .none, in: transaction)
+            else { throw AuthError(.invalidOobCode) }
+            try await audit.record(
                 AuditEntry(
                     tenantId: tenantId, actor: "user:\(code.uid)", action: "email.applied", target: "users/\(code.uid)",
-                    after: .object(["type": .string(code.kind.rawValue)]))
-            })
-        return (applied, user)
+                    after: .object(["type": .string(code.kind.rawValue)])),
+                in: transaction)
+            return (code, updated)
+        }
     }
 
     private static func hash(_ code: String?) throws(AuthError) -> [UInt8] {

@@ -8,6 +8,7 @@ public import PortcullisStore
 /// `SelfServicePolicy`); this service verifies the credential and applies them, each
 /// change in one transaction.
 public struct FederatedSignInService: Sendable {
+    let database: Database
     let tenants: TenantSettingsCache
     let providers: IdentityProviderCache
     let verifier: IdPTokenVerifier
@@ -20,10 +21,11 @@ public struct FederatedSignInService: Sendable {
 
     /// A service over its collaborators.
     public init(
-        tenants: TenantSettingsCache, providers: IdentityProviderCache, verifier: IdPTokenVerifier,
+        database: Database, tenants: TenantSettingsCache, providers: IdentityProviderCache, verifier: IdPTokenVerifier,
         users: UserRepository, links: ProviderLinkRepository, accounts: AccountService, tokens: TokenService,
         abuse: AbuseGuard, clock: any WallClock
     ) {
+        self.database = database
         self.tenants = tenants
         self.providers = providers
         self.verifier = verifier
@@ -91,7 +93,7 @@ public struct FederatedSignInService: Sendable {
                     {
                         return outcome
                     }
-                } catch let error as AuthError where error.code == .federatedUserIdAlreadyLinked {
+                } catch Conflict.identityLinked {
                     continue
                 }
             }
@@ -108,7 +110,7 @@ public struct FederatedSignInService: Sendable {
             let created: (user: User, started: Timestamp)
             do {
                 created = try await users.create(user, passwordHash: nil, firstSession: pending.start)
-            } catch let error as AuthError where [.federatedUserIdAlreadyLinked, .emailExists].contains(error.code) {
+            } catch let conflict as Conflict where conflict == .identityLinked || conflict == .emailTaken {
                 continue
             }
             let session = try tokens.issue(pending, for: created.user, started: created.started)
@@ -147,50 +149,75 @@ public struct FederatedSignInService: Sendable {
     }
 
     /// The identity is new but its email has an account: link, take over, or ask (`AccountLinking`).
+    ///
+    /// One transaction: the account is locked, `AccountLinking` decides on it as locked,
+    /// `UserUpdatePolicy` says what the decision writes, and the owner's session starts, so a
+    /// takeover and its revocation land together with the session that survives it.
+    /// `Conflict.identityLinked` when the identity got linked elsewhere meanwhile.
     private func signInByEmail(
         _ link: ProviderLink, email: String, identity: FederatedIdentity, provesEmail: Bool, settings: TenantSettings,
         tenantId: String?
     ) async throws -> Outcome? {
         let now = clock.now()
-        let domains = settings.trustedEmailDomains
-        let match = try await links.linkByEmail(
-            link, email: email, tenantId: tenantId, provesEmail: provesEmail,
-            profile: (identity.displayName, identity.photoURL), now: now
-        ) { user in
+        let signer = try await tokens.signer(tenantId: tenantId)
+        let match: EmailMatch = try await database.withTransaction { [users, links, tokens] transaction in
+            guard let user = try await users.lock(tenantId: tenantId, email: email, in: transaction) else { return .noAccount }
             guard !user.disabled else { throw AuthError(.userDisabled) }
-            return AccountLinking.decide(
-                existing: AccountLinking.existingProviders(of: user, tenantDomains: domains), emailVerified: user.emailVerified,
-                incomingProvesEmail: provesEmail)
+            let decision = AccountLinking.decide(
+                existing: AccountLinking.existingProviders(of: user, tenantDomains: settings.trustedEmailDomains),
+                emailVerified: user.emailVerified, incomingProvesEmail: provesEmail)
+            if case .needConfirmation = decision { return .needConfirmation(user) }
+            if case .replace(let unlinking, _) = decision {
+                try await links.unlink(Set(unlinking), from: user.uid, tenantId: tenantId, in: transaction)
+            }
+            try await links.link(link, to: user.uid, tenantId: tenantId, in: transaction)
+            let update = UserUpdatePolicy.linking(
+                decision, provesEmail: provesEmail, displayName: identity.displayName, photoURL: identity.photoURL, now: now)
+            // Each statement sees the ones before it: the links read back are the new ones.
+            guard
+                let linked = try await users.update(tenantId: tenantId, uid: user.uid, update, requiring: .enabled, in: transaction),
+                let session = try await tokens.startSession(
+                    for: linked, signInProvider: link.providerId, now: now, signer: signer, in: transaction)
+            else { throw AuthError(.userDisabled) }
+            return .linked(session)
         }
         switch match {
         case .noAccount:
             return nil
         case .needConfirmation(let user):
             return Outcome(identity: identity, provesEmail: provesEmail, user: user, isNewUser: false, tokens: nil)
-        case .linked(let user, let replaced):
-            // After a takeover the new session starts after the second of the revocation that
-            // ended the others.
-            guard
-                let session = try await tokens.startSession(
-                    for: user, signInProvider: link.providerId, now: replaced ? user.validSince : clock.now(),
-                    validSince: replaced ? user.validSince : nil)
-            else { throw try await AccountService.missing(user, in: users, otherwise: AuthError(.tokenExpired)) }
-            return Outcome(identity: identity, provesEmail: provesEmail, user: user, isNewUser: false, tokens: session)
+        case .linked(let session):
+            return Outcome(
+                identity: identity, provesEmail: provesEmail, user: session.user, isNewUser: false,
+                tokens: try await tokens.issue(session))
         }
+    }
+
+    /// What a sign-in with a new identity did to the account that has its email.
+    private enum EmailMatch: Sendable {
+        /// No account has the email (any more).
+        case noAccount
+        /// The identity was linked (the account maybe taken over) and the session started.
+        case linked(TokenService.StartedSession)
+        /// The account and the identity may not be merged automatically.
+        case needConfirmation(User)
     }
 
     /// `signInWithIdp` with an `idToken`: links the identity to that token's account.
     ///
     /// Adding a way in needs a recent sign-in (`CREDENTIAL_TOO_OLD_LOGIN_AGAIN`), except
     /// for a guest upgrading; `FEDERATED_USER_ID_ALREADY_LINKED` when another account has
-    /// the identity, `EMAIL_EXISTS` when another account has its email.
+    /// the identity, `EMAIL_EXISTS` when another account has its email. An account without
+    /// an email takes the identity's, verified when the provider proves it. The link and the
+    /// session are one transaction under the account's row lock.
     private func linkExplicitly(
         _ link: ProviderLink, identity: FederatedIdentity, provesEmail: Bool, idToken: String, settings: TenantSettings,
         tenantId: String?
     ) async throws -> Outcome {
         let (user, claims) = try await accounts.authenticate(idToken: idToken, tenantId: tenantId)
+        let now = clock.now()
         try SessionPolicy.requireRecentSignIn(
-            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
+            authTime: claims.authTime, now: now.seconds, windowSeconds: settings.recentLoginWindowSeconds,
             anonymous: SessionPolicy.isGuestSession(user, signInProvider: claims.signInProvider))
         if let (owner, _) = try await links.account(tenantId: tenantId, providerId: link.providerId, federatedId: link.federatedId),
             owner.uid != user.uid
@@ -202,13 +229,28 @@ public struct FederatedSignInService: Sendable {
         {
             throw AuthError(.emailExists)
         }
-        guard
-            let linked = try await links.link(
-                link, to: user.uid, tenantId: tenantId, email: user.email == nil ? identity.email : nil, provesEmail: provesEmail)
-        else { throw try await AccountService.missing(user, in: users) }
-        guard let session = try await tokens.startSession(for: linked, signInProvider: link.providerId, now: clock.now()) else {
-            throw try await AccountService.missing(user, in: users)
+        let signer = try await tokens.signer(tenantId: tenantId)
+        let session: TokenService.StartedSession? = try await database.withTransaction { [users, links, tokens] transaction in
+            guard var linked = try await users.lock(tenantId: tenantId, uid: user.uid, requiring: .enabled, in: transaction) else {
+                return nil
+            }
+            try await links.link(link, to: linked.uid, tenantId: tenantId, in: transaction)
+            if linked.email == nil, let email = identity.email {
+                let update = UserUpdate(email: .some(email), emailVerified: provesEmail)
+                guard
+                    let updated = try await users.update(tenantId: tenantId, uid: linked.uid, update, requiring: .enabled, in: transaction)
+                else { return nil }
+                linked = updated
+            }
+            if !linked.providers.contains(where: { $0.providerId == link.providerId && $0.federatedId == link.federatedId }) {
+                linked.providers.append(link)
+            }
+            return try await tokens.startSession(
+                for: linked, signInProvider: link.providerId, now: now, signer: signer, in: transaction)
         }
-        return Outcome(identity: identity, provesEmail: provesEmail, user: linked, isNewUser: false, tokens: session)
+        guard let session else { throw try await AccountService.missing(user, in: users) }
+        return Outcome(
+            identity: identity, provesEmail: provesEmail, user: session.user, isNewUser: false,
+            tokens: try await tokens.issue(session))
     }
 }

@@ -57,9 +57,14 @@ public final class KeyringService: InvalidationSubscriber {
         let now = clock.now().date
         var stored = try await keys.published(tenantId: tenantId, at: now)
         if !stored.contains(where: { $0.retireTime == nil }) {
-            try await keys.activate(
-                tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
-                activation: .first, publishRetiredSeconds: 0, actor: "system", at: now)
+            do {
+                try await keys.activate(
+                    tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
+                    activation: .first, publishRetiredSeconds: 0, actor: "system", at: now)
+            } catch Conflict.tenantMissing {
+                // Deleted since this instance cached its settings: a tenant that is not there has no keys.
+                throw AuthError(.tenantNotFound)
+            }
             stored = try await keys.published(tenantId: tenantId, at: now)
         }
         let pending = stored.first { $0.state(at: now) == .pending }

@@ -16,6 +16,7 @@ public struct SessionTokens: Sendable {
 
 /// Mints and verifies ID tokens; issues and rotates refresh tokens.
 public struct TokenService: Sendable {
+    let database: Database
     let keyrings: KeyringService
     let tenants: TenantSettingsCache
     let sessions: RefreshSessionRepository
@@ -29,10 +30,11 @@ public struct TokenService: Sendable {
 
     /// A token service for one project, counting the sessions it starts with `metrics`.
     public init(
-        keyrings: KeyringService, tenants: TenantSettingsCache, sessions: RefreshSessionRepository,
+        database: Database, keyrings: KeyringService, tenants: TenantSettingsCache, sessions: RefreshSessionRepository,
         successorKey: RefreshTokenKey, verified: VerifiedTokenCache, projectId: String, publicURL: String,
         clock: any WallClock, metrics: any MetricsFactory = NOOPMetricsHandler.instance
     ) {
+        self.database = database
         self.keyrings = keyrings
         self.tenants = tenants
         self.sessions = sessions
@@ -159,13 +161,54 @@ public struct TokenService: Sendable {
     public func pendingSession(
         for user: User, signInProvider: String, now: Timestamp, developerClaims: [String: JSONValue] = [:]
     ) async throws -> PendingSession {
+        pendingSession(
+            for: user, signInProvider: signInProvider, now: now, developerClaims: developerClaims,
+            signer: try await signer(tenantId: user.tenantId))
+    }
+
+    /// ``pendingSession(for:signInProvider:now:developerClaims:)`` with the signer read
+    /// already (inside a transaction, which should wait on nothing else).
+    public func pendingSession(
+        for user: User, signInProvider: String, now: Timestamp, developerClaims: [String: JSONValue] = [:], signer: Signer
+    ) -> PendingSession {
         let refresh = RefreshToken.startSession(tenantId: user.tenantId)
         return PendingSession(
             start: SessionStart(
                 tenantId: user.tenantId, uid: user.uid, sessionId: refresh.sessionId, tokenHash: refresh.secretHash,
                 signInProvider: signInProvider, now: now,
                 developerClaims: developerClaims.isEmpty ? nil : JSONValue.object(developerClaims).serialized()),
-            refresh: refresh, developerClaims: developerClaims, signer: try await signer(tenantId: user.tenantId))
+            refresh: refresh, developerClaims: developerClaims, signer: signer)
+    }
+
+    /// A session stored inside a transaction, whose tokens are issued once it commits.
+    public struct StartedSession: Sendable {
+        let pending: PendingSession
+        let started: Timestamp
+        /// The account, as the transaction left it.
+        public let user: User
+    }
+
+    /// Starts `user`'s session inside `transaction`, whose caller holds the user's row lock
+    /// and decided the sign-in under it: at `now` or, inside the second a revocation covers,
+    /// the end of that second (`SessionPolicy.sessionStart(requested:validSince:)`).
+    /// `nil` when the user no longer qualifies (disabled). Nothing is signed until
+    /// ``issue(_:)``, after the commit: the row lock is never held for a signature.
+    public func startSession(
+        for user: User, signInProvider: String, now: Timestamp, signer: Signer, in transaction: Transaction
+    ) async throws -> StartedSession? {
+        let pending = pendingSession(
+            for: user, signInProvider: signInProvider, now: SessionPolicy.sessionStart(requested: now, validSince: user.validSince),
+            signer: signer)
+        guard let started = try await sessions.start(pending.start, in: transaction) else { return nil }
+        return StartedSession(pending: pending, started: started, user: user)
+    }
+
+    /// The tokens of a session started inside a transaction that has committed, once its start
+    /// is due on the clock (so their `iat` is never in the future; verifiers such as
+    /// firebase-admin refuse that).
+    public func issue(_ session: StartedSession) async throws -> SessionTokens {
+        try await clock.sleep(until: session.started)
+        return try issue(session.pending, for: session.user, started: session.started)
     }
 
     /// The tokens of a session stored as `pending` describes and started at `started` (its
@@ -202,13 +245,59 @@ public struct TokenService: Sendable {
         }
         try SelfServicePolicy(settings: signer.settings).authorizeEndUserRequest()
         let successor = token.successor(using: successorKey)
-        let (session, user) = try await sessions.rotate(
+        let rotation = RefreshSessionRepository.Rotation(
             tenantId: token.tenantId, sessionId: token.sessionId, presentedHash: token.secretHash,
-            successorHash: successor.secretHash, now: now, graceSeconds: signer.settings.refreshTokenReuseGraceSeconds)
+            successorHash: successor.secretHash, now: now)
+        let rotated: (session: RefreshSession, user: User)
+        if let current = try await sessions.rotateCurrent(rotation) {
+            rotated = current
+        } else {
+            rotated = try await rotateByPolicy(rotation, graceSeconds: signer.settings.refreshTokenReuseGraceSeconds)
+        }
+        let (session, user) = rotated
         let (idToken, lifetime) = try mintIDToken(
             for: user, authTime: session.authTime, signInProvider: session.signInProvider, now: now,
             developerClaims: session.developerClaims, signer: signer)
         return (SessionTokens(idToken: idToken, refreshToken: successor.string, expiresIn: lifetime), user)
+    }
+
+    /// A refresh off the common path (a replay, a revoked session or user, a race), decided by
+    /// `RefreshTokenPolicy` on the session as stored, in one transaction. A refusal is
+    /// returned from the transaction, not thrown, so the revocation a reuse writes commits
+    /// before the refusal is answered. A replay within the grace window answers with the
+    /// current token, which is the successor's by construction.
+    func rotateByPolicy(
+        _ rotation: RefreshSessionRepository.Rotation, graceSeconds: Int
+    ) async throws -> (session: RefreshSession, user: User) {
+        let outcome: Result<(session: RefreshSession, user: User), AuthError> = try await database.withTransaction {
+            [sessions] transaction in
+            for _ in 0..<3 {
+                if let rotated = try await sessions.rotateCurrent(rotation, in: transaction) { return .success(rotated) }
+                guard let stored = try await sessions.presented(rotation, in: transaction) else {
+                    return .failure(AuthError(.invalidRefreshToken))
+                }
+                switch RefreshTokenPolicy.decide(
+                    stored.state, validSince: stored.user.validSince, now: rotation.now, graceSeconds: graceSeconds)
+                {
+                case .invalid:
+                    return .failure(AuthError(.invalidRefreshToken))
+                case .expired:
+                    return .failure(AuthError(.tokenExpired))
+                case .reuseDetected:
+                    try await sessions.revoke(rotation, in: transaction)
+                    return .failure(AuthError(.invalidRefreshToken))
+                case .replayWithinGrace:
+                    guard !stored.user.disabled else { return .failure(AuthError(.userDisabled)) }
+                    guard stored.successorIsCurrent else { return .failure(AuthError(.invalidRefreshToken)) }
+                    return .success((stored.session, stored.user))
+                case .rotate:
+                    guard !stored.user.disabled else { return .failure(AuthError(.userDisabled)) }
+                // The session changed between the two statements: try again.
+                }
+            }
+            return .failure(AuthError(.invalidRefreshToken))
+        }
+        return try outcome.get()
     }
 
     /// The tenant an ID token names, before anything about it is checked: `.some(nil)` for a

@@ -79,7 +79,7 @@ public struct UserImportService: Sendable {
         let candidates = rows.map(\.index)
         let algorithm = hashConfig.map { JSONValue.string($0.algorithm.rawValue) } ?? .null
         let written = try await users.importUsers(tenantId: tenantId, rows) { refused in
-            let all = refusedBefore.merging(refused) { first, _ in first }
+            let all = refusedBefore.merging(refused.mapValues(AuthError.init)) { first, _ in first }
             let imported = candidates.count { all[$0] == nil }
             guard imported > 0 else { return nil }
             return AuditEntry(
@@ -89,7 +89,7 @@ public struct UserImportService: Sendable {
                     "imported": .integer(Int64(imported)), "failed": .integer(Int64(all.count)), "hashAlgorithm": algorithm,
                 ]))
         }
-        failures.merge(written) { first, _ in first }
+        failures.merge(written.mapValues(AuthError.init)) { first, _ in first }
         return failures.sorted { $0.key < $1.key }.map { Failure(index: $0.key, message: $0.value.message) }
     }
 }

@@ -51,11 +51,25 @@ public enum EmailActionPolicy {
         return update
     }
 
-    /// How many codes of one kind a user may be sent per hour: more is a flood
-    /// (`RESET_PASSWORD_EXCEED_LIMIT` for resets, `TOO_MANY_ATTEMPTS_TRY_LATER` otherwise).
+    /// The code found for a presented one: `INVALID_OOB_CODE` when there is none (unknown,
+    /// used, or of another kind), `EXPIRED_OOB_CODE` once `now` reaches its expiry.
+    public static func requireUnexpired(_ code: ActionCode?, now: Timestamp) throws(AuthError) -> ActionCode {
+        guard let code else { throw AuthError(.invalidOobCode) }
+        guard now < code.expiresAt else { throw AuthError(.expiredOobCode) }
+        return code
+    }
+
+    /// How many codes of one kind a user may be sent per hour: more is a flood.
     public static let codesPerUserPerHour = 10
 
-    /// The error a flood of `kind` answers.
+    /// Refuses another `kind` code to a user sent `recentCodes` of them in the last hour,
+    /// at the limit (``floodError(_:)``).
+    public static func requireUnflooded(_ kind: EmailActionKind, recentCodes: Int) throws(AuthError) {
+        guard recentCodes < codesPerUserPerHour else { throw floodError(kind) }
+    }
+
+    /// The error a flood of `kind` answers: `RESET_PASSWORD_EXCEED_LIMIT` for resets,
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER` otherwise.
     public static func floodError(_ kind: EmailActionKind) -> AuthError {
         kind == .passwordReset ? AuthError(.resetPasswordExceedLimit) : AuthError(.tooManyAttemptsTryLater)
     }

@@ -17,8 +17,9 @@ public struct UserUpdate: Sendable, Equatable {
     public var disabled: Bool?
     /// New custom claims (already validated).
     public var customAttributes: [String: JSONValue]?
-    /// A new password hash (made by the caller; storage never sees the password).
-    public var passwordHash: String?
+    /// A new password hash (made by the caller; storage never sees the password);
+    /// `.some(nil)` removes the password (unlinking `password`, a takeover).
+    public var passwordHash: String??
     /// When the new password was set (`passwordUpdatedAt`); ``UserUpdatePolicy`` fills it in.
     public var passwordSetAt: Timestamp?
     /// What happens to the revocation watermark.
@@ -46,8 +47,14 @@ public struct UserUpdate: Sendable, Equatable {
         self.photoURL = photoURL
         self.disabled = disabled
         self.customAttributes = customAttributes
-        self.passwordHash = passwordHash
+        self.passwordHash = passwordHash.map { .some($0) }
         self.revocation = revocation
+    }
+
+    /// Whether the update sets a new password (rather than leaving or removing it).
+    public var setsPassword: Bool {
+        if case .some(.some) = passwordHash { return true }
+        return false
     }
 
     /// Whether the update changes what other instances cache for `checkRevoked`.
@@ -67,11 +74,31 @@ public enum UserUpdatePolicy {
     /// - Disabling a user ends every session too; enabling one revokes nothing.
     /// - An explicit admin `validSince` is taken as given, and wins over the others.
     public static func applyImplications(to update: inout UserUpdate, now: Timestamp) {
-        if update.passwordHash != nil { update.passwordSetAt = now }
+        if update.setsPassword { update.passwordSetAt = now }
         if case .at = update.revocation { return }
-        let credentialChanged = update.email != nil || update.passwordHash != nil
+        let credentialChanged = update.email != nil || update.setsPassword
         if credentialChanged || update.disabled == true {
             update.revocation = .now(now)
         }
+    }
+
+    /// What a federated sign-in that `AccountLinking` linked to the account with its email
+    /// writes to that account, at `now`.
+    ///
+    /// A link marks the email verified when the identity proves it. A takeover
+    /// (`replace`) does too, removes the unproven password when the decision says so,
+    /// overwrites the profile with the identity's and ends every earlier session, so a
+    /// squatter who registered the address first keeps nothing (DESIGN.md §1, case 3).
+    /// The providers the decision unlinks are removed beside this update.
+    public static func linking(
+        _ decision: AccountLinking.Decision, provesEmail: Bool, displayName: String?, photoURL: String?, now: Timestamp
+    ) -> UserUpdate {
+        var update = UserUpdate(emailVerified: provesEmail ? true : nil)
+        guard case .replace(_, let removePassword) = decision else { return update }
+        update.displayName = .some(displayName)
+        update.photoURL = .some(photoURL)
+        if removePassword { update.passwordHash = .some(nil) }
+        update.revocation = .now(now)
+        return update
     }
 }

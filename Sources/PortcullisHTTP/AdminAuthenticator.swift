@@ -57,6 +57,8 @@ public struct AdminAuthenticator: RouterMiddleware {
         } catch let error as AuthError {
             // Admin paths name their tenant: an unknown one is the resource missing (404).
             throw error.onResourcePath()
+        } catch let conflict as Conflict {
+            throw AuthError(conflict).onResourcePath()
         }
     }
 }

@@ -28,12 +28,15 @@ extension AuthError {
     /// The wire error for anything thrown while serving a request.
     ///
     /// Caller mistakes stay 4xx: framework errors keep their class; storage has already
-    /// turned PostgreSQL's errors into `AuthError`s. Anything else is a fault: 500,
+    /// turned PostgreSQL's errors into `AuthError`s, or into the `Conflict` a write ran into,
+    /// whose code `AuthError.init(_:)` gives. Anything else is a fault: 500,
     /// logged by type only (never with its payload).
     public init(translating error: any Error, logger: Logger) {
         switch error {
         case let error as AuthError:
             self = error
+        case let conflict as Conflict:
+            self = AuthError(conflict)
         case let error as HTTPError:
             switch error.status {
             case .notFound: self = AuthError(.notFound)

@@ -14,7 +14,7 @@ public struct AdminKeyRepository: Sendable {
         self.logger = logger
     }
 
-    /// Stores a new key made at `createTime`; `TENANT_NOT_FOUND` when its tenant does not exist.
+    /// Stores a new key made at `createTime`; `Conflict.tenantMissing` when its tenant does not exist.
     public func insert(
         keyId: String, secretHash: [UInt8], displayName: String, scope: AdminScope, actor: String, at createTime: Date
     ) async throws -> AdminKey {
@@ -24,7 +24,7 @@ public struct AdminKeyRepository: Sendable {
                     "SELECT 1 FROM tenants WHERE tenant_id = \(tenantId) FOR SHARE", logger: logger)
                 var found = false
                 for try await _ in exists.decode(Int.self) { found = true }
-                guard found else { throw AuthError(.tenantNotFound) }
+                guard found else { throw Conflict.tenantMissing }
             }
             try await transaction.query(
                 """

@@ -73,6 +73,11 @@ public struct AuditLogRepository: Sendable {
             """, logger: logger)
     }
 
+    /// Appends `entry` inside `transaction`: the record commits exactly when the change it records does.
+    public func record(_ entry: AuditEntry, in transaction: Transaction) async throws {
+        try await Self.record(entry, in: transaction, logger: logger)
+    }
+
     /// Appends `entry` in its own transaction (events that change nothing else, e.g. CLI key creation).
     public func record(_ entry: AuditEntry) async throws {
         try await database.withTransaction { transaction in

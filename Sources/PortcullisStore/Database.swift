@@ -66,7 +66,7 @@ public final class Database: Sendable {
     /// that fails) would be acknowledged without being committed.
     ///
     /// PostgreSQL's errors come out as domain errors (`DatabaseErrors`): `AuthError` for
-    /// bad values, a lost server or a fault, ``UniqueViolation`` for a unique index's refusal.
+    /// bad values, a lost server or a fault, the `Conflict` a unique index enforces for its refusal.
     /// A call that outlives the timeout (waiting for a connection included) is
     /// `UNAVAILABLE`, logged with `function`, and its connection is closed.
     public func withConnection<Result: Sendable>(

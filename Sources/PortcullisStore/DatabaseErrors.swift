@@ -2,15 +2,11 @@ import Logging
 import PortcullisCore
 import PostgresNIO
 
-/// A unique index refused a write: the repository that made it decides what it means
-/// (`EMAIL_EXISTS`, `DUPLICATE_LOCAL_ID`, …).
-public struct UniqueViolation: Error, Sendable {
-    /// The index or constraint, e.g. `users_email_unique`.
-    public let constraint: String?
-}
-
 /// How PostgreSQL's errors become domain errors: the one place that knows SQLSTATE.
 ///
+/// A unique index's refusal is the `Conflict` its index enforces (the uniqueness rules of
+/// the model: emails, uids and federated identities per tenant, one configuration per
+/// provider, one service account per key id); services decide what it means to their caller.
 /// Caller mistakes stay 4xx (data errors, SQLSTATE class 22, such as a NUL byte in text,
 /// are `INVALID_ARGUMENT`); a lost server or a pool that cannot connect is
 /// `UNAVAILABLE` (503, clients retry); anything else is a fault, logged by SQLSTATE
@@ -22,7 +18,7 @@ enum DatabaseErrors {
         switch error.code {
         case .server:
             let sqlState = error.serverInfo?[.sqlState] ?? ""
-            if sqlState == "23505" { return UniqueViolation(constraint: error.serverInfo?[.constraintName]) }
+            if sqlState == "23505" { return conflict(enforcedBy: error.serverInfo?[.constraintName], logger: logger) }
             if sqlState.hasPrefix("22") { return AuthError(.invalidArgument, detail: "Invalid value") }
             if sqlState.hasPrefix("08") || sqlState.hasPrefix("57") { return AuthError(.unavailable) }
             logger.error("database error", metadata: ["sqlstate": "\(sqlState)"])
@@ -32,6 +28,21 @@ enum DatabaseErrors {
         default:
             logger.warning("database unavailable", metadata: ["error.code": "\(error.code)"])
             return AuthError(.unavailable)
+        }
+    }
+
+    /// The rule the unique index `constraint` enforces; another index refusing a write (ids
+    /// drawn at random) is a fault.
+    static func conflict(enforcedBy constraint: String?, logger: Logger) -> any Error {
+        switch constraint {
+        case "users_email_unique": return Conflict.emailTaken
+        case "users_pkey": return Conflict.uidTaken
+        case "user_providers_pkey": return Conflict.identityLinked
+        case "service_accounts_pkey": return Conflict.serviceAccountKeyTaken
+        case "identity_providers_pkey": return Conflict.providerConfigured
+        default:
+            logger.error("database error", metadata: ["sqlstate": "23505", "constraint": "\(constraint ?? "")"])
+            return AuthError(.internalError)
         }
     }
 

@@ -61,6 +61,12 @@ public struct EmailOutboxRepository: Sendable {
             """, logger: logger)
     }
 
+    /// Writes `entry` inside `transaction` (the one issuing its code): the message goes out
+    /// exactly when the code exists.
+    public func enqueue(_ entry: OutboxEntry, in transaction: Transaction) async throws {
+        try await Self.enqueue(entry, in: transaction, logger: logger)
+    }
+
     /// Claims up to `limit` due messages, oldest first, for an attempt that must end within `lease`.
     public func claimDue(limit: Int, lease: Duration) async throws -> [ClaimedMessage] {
         let leaseMilliseconds = lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000

@@ -35,30 +35,26 @@ public struct IdentityProviderRepository: Sendable {
     }
 
     /// Stores a new configuration: `CONFIGURATION_EXISTS` when the provider has one already,
-    /// `TENANT_NOT_FOUND` when the tenant is gone (its row is held `FOR SHARE`, as a user's
+    /// `Conflict.tenantMissing` when the tenant is gone (its row is held `FOR SHARE`, as a user's
     /// creation does, so a concurrent deletion either waits and takes this row along or came first).
     public func create(_ provider: IdentityProvider, tenantId: String?, actor: String) async throws {
         let tenant = tenantId ?? ""
-        do {
-            try await database.withTransaction { transaction in
-                let rows = try await transaction.query(
-                    """
-                    WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE)
-                    INSERT INTO identity_providers (tenant_id, provider_id, display_name, enabled, client_id, client_ids,
-                        issuer, jwks_uri, user_info_uri, client_secret, revocation_uri)
-                    SELECT \(tenant), \(provider.providerId), \(provider.displayName), \(provider.enabled), \(provider.clientId),
-                        \(JSONValue.array(provider.clientIds.map(JSONValue.string)).serialized())::jsonb, \(provider.issuer),
-                        \(provider.jwksURI), \(provider.userInfoURI), \(provider.clientSecret), \(provider.revocationURI)
-                    WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
-                    RETURNING provider_id
-                    """, logger: logger)
-                var inserted = false
-                for try await _ in rows { inserted = true }
-                guard inserted else { throw AuthError(.tenantNotFound) }
-                try await record("idp.create", provider.providerId, tenantId: tenantId, actor: actor, after: provider, in: transaction)
-            }
-        } catch is UniqueViolation {
-            throw AuthError(.configurationExists)
+        try await database.withTransaction { transaction in
+            let rows = try await transaction.query(
+                """
+                WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE)
+                INSERT INTO identity_providers (tenant_id, provider_id, display_name, enabled, client_id, client_ids,
+                    issuer, jwks_uri, user_info_uri, client_secret, revocation_uri)
+                SELECT \(tenant), \(provider.providerId), \(provider.displayName), \(provider.enabled), \(provider.clientId),
+                    \(JSONValue.array(provider.clientIds.map(JSONValue.string)).serialized())::jsonb, \(provider.issuer),
+                    \(provider.jwksURI), \(provider.userInfoURI), \(provider.clientSecret), \(provider.revocationURI)
+                WHERE \(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)
+                RETURNING provider_id
+                """, logger: logger)
+            var inserted = false
+            for try await _ in rows { inserted = true }
+            guard inserted else { throw Conflict.tenantMissing }
+            try await record("idp.create", provider.providerId, tenantId: tenantId, actor: actor, after: provider, in: transaction)
         }
     }
 

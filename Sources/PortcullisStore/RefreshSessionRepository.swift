@@ -114,7 +114,7 @@ public struct RefreshSessionRepository: Sendable {
     ///
     /// The start is the later of `now` and the user's previous sign-in (a clock behind
     /// another instance's never makes sessions run backwards), and a revocation that
-    /// follows takes a watermark after it (``UserRepository/update(tenantId:uid:_:requiring:)``).
+    /// follows takes a watermark after it (``UserRepository/update(tenantId:uid:_:requiring:in:)``).
     /// A user disabled meanwhile, whose proven password changed meanwhile, or whose watermark
     /// moved past `start.validSince`, gets no session.
     ///
@@ -128,9 +128,12 @@ public struct RefreshSessionRepository: Sendable {
         case .unavailable: throw AuthError(.unavailable)
         case .answered(nil), .failed: break
         }
-        return try await database.withTransaction { [logger] transaction in
-            try await Self.start([start], in: transaction, logger: logger)[0]
-        }
+        return try await database.withTransaction { [self] transaction in try await self.start(start, in: transaction) }
+    }
+
+    /// ``start(_:)`` inside the caller's transaction (a sign-in decided under the user's row lock).
+    public func start(_ start: SessionStart, in transaction: Transaction) async throws -> Timestamp? {
+        try await Self.start([start], in: transaction, logger: logger)[0]
     }
 
     /// Starts each session whose user still qualifies, in one statement; `nil` for the others.
@@ -148,70 +151,26 @@ public struct RefreshSessionRepository: Sendable {
         return started
     }
 
-    /// Makes `successorHash` the session's current token in exchange for the presented one.
+    /// The common refresh, batched with whatever other refreshes are waiting: the presented
+    /// token is the current one of a live session of an enabled user, and the row is rewritten
+    /// in place (the `.rotate` outcome of `RefreshTokenPolicy`, as SQL).
     ///
-    /// The common case is one statement: the presented token is the current one of a
-    /// live session, and the row is rewritten in place. Anything else (a replay, a
-    /// revoked session or user, a race) reads the session and lets
-    /// `RefreshTokenPolicy` decide. A replay within the grace window answers with the
-    /// current token, which is `successorHash`'s token by construction.
-    ///
-    /// - Returns: the session and user on success.
-    /// - Throws: `INVALID_REFRESH_TOKEN`, `TOKEN_EXPIRED`, `USER_DISABLED`.
-    public func rotate(
-        tenantId: String?, sessionId: String, presentedHash: [UInt8], successorHash: [UInt8], now: Int64,
-        graceSeconds: Int
-    ) async throws -> (session: RefreshSession, user: User) {
-        let rotation = Rotation(
-            tenant: tenantId ?? "", sessionId: sessionId, presentedHash: presentedHash, successorHash: successorHash, now: now)
-        // The common case, batched with whatever other refreshes are waiting. A failed batch
-        // says nothing about this request: it retries alone below, which reports its own error.
+    /// - Returns: the session and user, or `nil` for anything else (a replay, a revoked
+    ///   session or user, a race, a failed batch): the caller then reads the session
+    ///   (``presented(_:in:)``) and lets the policy decide.
+    public func rotateCurrent(_ rotation: Rotation) async throws -> (session: RefreshSession, user: User)? {
         switch await rotations.submit(rotation) {
-        case .answered(let rotated?): return rotated
+        case .answered(let rotated): return rotated
         case .unavailable: throw AuthError(.unavailable)
-        case .answered(nil), .failed: break
+        case .failed: return nil
         }
-        let tenant = rotation.tenant
-        // One transaction; a refusal is returned, not thrown, so the revocation a reuse
-        // writes commits before the refusal is answered.
-        let outcome: Result<(session: RefreshSession, user: User), AuthError> = try await database.withTransaction {
-            [self] transaction in
-            for _ in 0..<3 {
-                if let rotated = try await Self.rotateCurrent([rotation], in: transaction, logger: logger)[0] {
-                    return .success(rotated)
-                }
-                guard
-                    let state = try await read(
-                        transaction, tenant: tenant, sessionId: sessionId, presentedHash: presentedHash,
-                        successorHash: successorHash)
-                else { return .failure(AuthError(.invalidRefreshToken)) }
-                let decision = RefreshTokenPolicy.decide(
-                    .init(
-                        presented: state.presented, revoked: state.revoked, started: state.session.started,
-                        issuedAt: state.issuedAt),
-                    validSince: state.user.validSince, now: now, graceSeconds: graceSeconds)
-                switch decision {
-                case .invalid:
-                    return .failure(AuthError(.invalidRefreshToken))
-                case .expired:
-                    return .failure(AuthError(.tokenExpired))
-                case .reuseDetected:
-                    try await transaction.query(
-                        "UPDATE refresh_sessions SET revoked = true WHERE tenant_id = \(tenant) AND session_id = \(sessionId)",
-                        logger: logger)
-                    return .failure(AuthError(.invalidRefreshToken))
-                case .replayWithinGrace:
-                    guard !state.user.disabled else { return .failure(AuthError(.userDisabled)) }
-                    guard state.successorIsCurrent else { return .failure(AuthError(.invalidRefreshToken)) }
-                    return .success((state.session, state.user))
-                case .rotate:
-                    guard !state.user.disabled else { return .failure(AuthError(.userDisabled)) }
-                // The session changed between the two statements: try again.
-                }
-            }
-            return .failure(AuthError(.invalidRefreshToken))
-        }
-        return try outcome.get()
+    }
+
+    /// ``rotateCurrent(_:)`` for one rotation, inside the caller's transaction.
+    public func rotateCurrent(
+        _ rotation: Rotation, in transaction: Transaction
+    ) async throws -> (session: RefreshSession, user: User)? {
+        try await Self.rotateCurrent([rotation], in: transaction, logger: logger)[0]
     }
 
     /// Rotates each live session whose current token is the one presented, in one
@@ -230,16 +189,59 @@ public struct RefreshSessionRepository: Sendable {
         return rotated
     }
 
-    /// A session as read for the policy, judged against the presented token.
-    private struct StoredSession {
-        let presented: RefreshTokenPolicy.Presented
+    /// A session as read for `RefreshTokenPolicy`, judged against the presented token.
+    public struct PresentedSession: Sendable {
+        /// What the policy decides on.
+        public let state: RefreshTokenPolicy.State
         /// Whether the current token is the presented one's successor (always, unless the
-        /// key deriving successors changed).
-        let successorIsCurrent: Bool
-        let issuedAt: Int64
-        let revoked: Bool
-        let session: RefreshSession
-        let user: User
+        /// key deriving successors changed): only then may a replay be answered with it.
+        public let successorIsCurrent: Bool
+        /// The session.
+        public let session: RefreshSession
+        /// Its user, as stored.
+        public let user: User
+    }
+
+    /// The session `rotation` presents a token of, with its user, read in `transaction`;
+    /// `nil` when there is no such session.
+    ///
+    /// Hashes are compared by PostgreSQL: they are SHA-256 of 256-bit secrets, so how long a
+    /// comparison takes says nothing an attacker could use.
+    public func presented(_ rotation: Rotation, in transaction: Transaction) async throws -> PresentedSession? {
+        let presented = ByteBuffer(bytes: rotation.presentedHash)
+        let tenant = rotation.tenant
+        let rows = try await transaction.query(
+            """
+            SELECT s.token_hash = \(presented), s.previous_hash IS NOT DISTINCT FROM \(presented),
+                s.token_hash = \(ByteBuffer(bytes: rotation.successorHash)), s.issued_at, s.revoked, s.started_us,
+                s.sign_in_provider, s.developer_claims, \(unescaped: UserRepository.qualifiedColumns)
+            FROM refresh_sessions s JOIN users ON users.tenant_id = \(tenant) AND users.uid = s.uid
+            WHERE s.tenant_id = \(tenant) AND s.session_id = \(rotation.sessionId)
+            """, logger: logger)
+        var found: PresentedSession?
+        for try await row in rows {
+            let (isCurrent, isPrevious, successorIsCurrent, issuedAt, revoked, started, provider, claims) = try row.decode(
+                (Bool, Bool, Bool, Int64, Bool, Int64, String, String?).self)
+            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 8) else {
+                continue
+            }
+            let session = RefreshSession(
+                uid: user.uid, started: Timestamp(microseconds: started), signInProvider: provider,
+                developerClaims: RefreshSession.developerClaims(claims))
+            found = PresentedSession(
+                state: .init(
+                    presented: isCurrent ? .current : isPrevious ? .previous : .older, revoked: revoked,
+                    started: session.started, issuedAt: issuedAt),
+                successorIsCurrent: successorIsCurrent, session: session, user: user)
+        }
+        return found
+    }
+
+    /// Revokes the session `rotation` presents a token of, in `transaction` (reuse was detected).
+    public func revoke(_ rotation: Rotation, in transaction: Transaction) async throws {
+        try await transaction.query(
+            "UPDATE refresh_sessions SET revoked = true WHERE tenant_id = \(rotation.tenant) AND session_id = \(rotation.sessionId)",
+            logger: logger)
     }
 
     /// Deletes up to `limit` sessions that can never refresh again (revoked, or started
@@ -260,37 +262,5 @@ public struct RefreshSessionRepository: Sendable {
             WHERE r.tenant_id = dead.tenant_id AND r.session_id = dead.session_id
             RETURNING 1
             """, logger: logger)
-    }
-
-    // Hashes are compared by PostgreSQL: they are SHA-256 of 256-bit secrets, so how
-    // long a comparison takes says nothing an attacker could use.
-    private func read(
-        _ transaction: Transaction, tenant: String, sessionId: String, presentedHash: [UInt8],
-        successorHash: [UInt8]
-    ) async throws -> StoredSession? {
-        let presented = ByteBuffer(bytes: presentedHash)
-        let rows = try await transaction.query(
-            """
-            SELECT s.token_hash = \(presented), s.previous_hash IS NOT DISTINCT FROM \(presented),
-                s.token_hash = \(ByteBuffer(bytes: successorHash)), s.issued_at, s.revoked, s.started_us, s.sign_in_provider,
-                s.developer_claims, \(unescaped: UserRepository.qualifiedColumns)
-            FROM refresh_sessions s JOIN users ON users.tenant_id = \(tenant) AND users.uid = s.uid
-            WHERE s.tenant_id = \(tenant) AND s.session_id = \(sessionId)
-            """, logger: logger)
-        for try await row in rows {
-            let (isCurrent, isPrevious, successorIsCurrent, issuedAt, revoked, started, provider, claims) = try row.decode(
-                (Bool, Bool, Bool, Int64, Bool, Int64, String, String?).self)
-            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 8) else {
-                return nil
-            }
-            return StoredSession(
-                presented: isCurrent ? .current : isPrevious ? .previous : .older, successorIsCurrent: successorIsCurrent,
-                issuedAt: issuedAt, revoked: revoked,
-                session: RefreshSession(
-                    uid: user.uid, started: Timestamp(microseconds: started), signInProvider: provider,
-                    developerClaims: RefreshSession.developerClaims(claims)),
-                user: user)
-        }
-        return nil
     }
 }

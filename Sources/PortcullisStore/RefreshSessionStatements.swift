@@ -72,12 +72,23 @@ extension RefreshSessionRepository {
     }
 
     /// One refresh request of a batch: the presented token's hash for its successor's.
-    struct Rotation: Sendable {
+    public struct Rotation: Sendable {
         let tenant: String
         let sessionId: String
         let presentedHash: [UInt8]
         let successorHash: [UInt8]
-        let now: Int64
+        /// When the token is presented (unix seconds).
+        public let now: Int64
+
+        /// Presenting the token hashed `presentedHash` of session `sessionId` at `now` (unix
+        /// seconds), to be replaced by the one hashed `successorHash`.
+        public init(tenantId: String?, sessionId: String, presentedHash: [UInt8], successorHash: [UInt8], now: Int64) {
+            self.tenant = tenantId ?? ""
+            self.sessionId = sessionId
+            self.presentedHash = presentedHash
+            self.successorHash = successorHash
+            self.now = now
+        }
     }
 
     /// The common refresh of a batch of sessions, prepared once per connection: it is the
@@ -86,8 +97,8 @@ extension RefreshSessionRepository {
     ///
     /// Its conditions are the `.rotate` outcome of `RefreshTokenPolicy` with a user who
     /// is not disabled, written as SQL so the common refresh costs no read first; a request
-    /// for which it returns no row falls through to ``rotate(tenantId:sessionId:presentedHash:successorHash:now:graceSeconds:)``'s
-    /// read, where the policy itself decides. Requests come sorted by session, so two batches
+    /// for which it returns no row falls through to the caller's read of the session
+    /// (``RefreshSessionRepository/presented(_:in:)``), where the policy itself decides. Requests come sorted by session, so two batches
     /// lock the rows they share in the same order and never deadlock on them.
     struct RotateCurrentTokens: PostgresPreparedStatement {
         // PostgreSQL cuts names at 63 bytes; the default (the type's full Swift name) would collide.

@@ -28,48 +28,44 @@ public struct ServiceAccountRepository: Sendable {
     ///     email (for generated emails, whose random part could in principle repeat).
     ///   - actor: who registers it, for the audit record.
     /// - Returns: the stored account, or `nil` when `uniqueEmail` found the email taken.
-    /// - Throws: `TENANT_NOT_FOUND` when its tenant does not exist; `INVALID_ARGUMENT` when the
-    ///   tenant already has a key with this id.
+    /// - Throws: `Conflict.tenantMissing` when its tenant does not exist;
+    ///   `Conflict.serviceAccountKeyTaken` when the tenant already has a key with this id.
     public func insert(_ account: ServiceAccount, uniqueEmail: Bool, actor: String) async throws -> ServiceAccount? {
         let tenant = account.tenantId ?? ""
-        do {
-            return try await database.withTransaction { transaction in
-                if !tenant.isEmpty {
-                    // No foreign key to the tenant (the project's accounts have none): held like one,
-                    // so nothing is added to a tenant whose deletion committed.
-                    let exists = try await transaction.query(
-                        "SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE", logger: logger)
-                    var found = false
-                    for try await _ in exists.decode(Int.self) { found = true }
-                    guard found else { throw AuthError(.tenantNotFound) }
-                }
-                let rows = try await transaction.query(
-                    """
-                    INSERT INTO service_accounts (tenant_id, key_id, client_email, display_name, public_key)
-                    SELECT \(tenant), \(account.keyId), \(account.clientEmail), \(account.displayName), \(account.publicKeyPEM)
-                    WHERE NOT \(uniqueEmail) OR NOT EXISTS (
-                        SELECT 1 FROM service_accounts WHERE tenant_id = \(tenant) AND client_email = \(account.clientEmail))
-                    RETURNING created_at
-                    """, logger: logger)
-                var createdAt: Date?
-                for try await created in rows.decode(Date.self) { createdAt = created }
-                guard let createdAt else { return nil }
-                try await AuditLogRepository.record(
-                    AuditEntry(
-                        tenantId: account.tenantId, actor: actor, action: "serviceAccount.create",
-                        target: "serviceAccounts/\(account.keyId)",
-                        after: .object([
-                            "clientEmail": .string(account.clientEmail),
-                            "displayName": account.displayName.map(JSONValue.string) ?? .null,
-                        ])),
-                    in: transaction, logger: logger)
-                try await transaction.announce(.serviceAccounts(tenantId: account.tenantId), logger: logger)
-                return ServiceAccount(
-                    tenantId: account.tenantId, keyId: account.keyId, clientEmail: account.clientEmail,
-                    displayName: account.displayName, publicKeyPEM: account.publicKeyPEM, createTime: createdAt)
+        return try await database.withTransaction { transaction in
+            if !tenant.isEmpty {
+                // No foreign key to the tenant (the project's accounts have none): held like one,
+                // so nothing is added to a tenant whose deletion committed.
+                let exists = try await transaction.query(
+                    "SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE", logger: logger)
+                var found = false
+                for try await _ in exists.decode(Int.self) { found = true }
+                guard found else { throw Conflict.tenantMissing }
             }
-        } catch is UniqueViolation {
-            throw AuthError(.invalidArgument, detail: "A service account with this key id exists")
+            let rows = try await transaction.query(
+                """
+                INSERT INTO service_accounts (tenant_id, key_id, client_email, display_name, public_key)
+                SELECT \(tenant), \(account.keyId), \(account.clientEmail), \(account.displayName), \(account.publicKeyPEM)
+                WHERE NOT \(uniqueEmail) OR NOT EXISTS (
+                    SELECT 1 FROM service_accounts WHERE tenant_id = \(tenant) AND client_email = \(account.clientEmail))
+                RETURNING created_at
+                """, logger: logger)
+            var createdAt: Date?
+            for try await created in rows.decode(Date.self) { createdAt = created }
+            guard let createdAt else { return nil }
+            try await AuditLogRepository.record(
+                AuditEntry(
+                    tenantId: account.tenantId, actor: actor, action: "serviceAccount.create",
+                    target: "serviceAccounts/\(account.keyId)",
+                    after: .object([
+                        "clientEmail": .string(account.clientEmail),
+                        "displayName": account.displayName.map(JSONValue.string) ?? .null,
+                    ])),
+                in: transaction, logger: logger)
+            try await transaction.announce(.serviceAccounts(tenantId: account.tenantId), logger: logger)
+            return ServiceAccount(
+                tenantId: account.tenantId, keyId: account.keyId, clientEmail: account.clientEmail,
+                displayName: account.displayName, publicKeyPEM: account.publicKeyPEM, createTime: createdAt)
         }
     }
 

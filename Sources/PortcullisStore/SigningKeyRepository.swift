@@ -136,7 +136,7 @@ public struct SigningKeyRepository: Sendable {
                     "SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE", logger: logger)
                 var found = false
                 for try await _ in exists.decode(Int.self) { found = true }
-                guard found else { throw AuthError(.tenantNotFound) }
+                guard found else { throw Conflict.tenantMissing }
             }
             let signsFrom: Date
             switch activation {

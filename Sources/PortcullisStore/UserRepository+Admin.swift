@@ -9,34 +9,29 @@ extension UserRepository {
     /// Inserts a user as ``create(_:passwordHash:firstSession:)`` does, without a session, and
     /// its audit row (`user.create`, by `actor`), in one transaction.
     public func create(_ user: User, passwordHash: String?, actor: String) async throws -> User {
-        do {
-            return try await database.withTransaction { transaction in
-                let created = try await insert(user, passwordHash: passwordHash, in: transaction)
-                try await AuditLogRepository.record(
-                    Self.audit(created, actor: actor, action: "user.create", after: Self.auditRecord(created)), in: transaction,
-                    logger: logger)
-                return created
-            }
-        } catch let violation as UniqueViolation {
-            throw Self.creationConflict(violation)
+        try await database.withTransaction { transaction in
+            let created = try await insert(user, passwordHash: passwordHash, in: transaction)
+            try await AuditLogRepository.record(
+                Self.audit(created, actor: actor, action: "user.create", after: Self.auditRecord(created)), in: transaction,
+                logger: logger)
+            return created
         }
     }
 
     /// An administrator's change to one account, in one transaction with its audit row
     /// (`user.update`, the account before and after; never a password or its hash).
     ///
-    /// The account's row lock is taken first. Then the providers in `unlinking` are removed
-    /// (`password` removes the password too), `update` assigns exactly the fields it sets
-    /// (as ``update(tenantId:uid:_:requiring:)``), the `password` link follows the email and
-    /// password, and `linking` is linked, or its profile copy refreshed when it is this
-    /// account's already. `EMAIL_EXISTS` when the new email is another account's,
-    /// `FEDERATED_USER_ID_ALREADY_LINKED` when `linking` is.
+    /// The account's row lock is taken first. Then the providers in `unlinking` lose their
+    /// links, `update` assigns exactly the fields it sets (as ``update(tenantId:uid:_:requiring:in:)``:
+    /// a password it removes takes its link along), and `linking` is linked, or its profile
+    /// copy refreshed when it is this account's already. `Conflict.emailTaken` when the new
+    /// email is another account's, `Conflict.identityLinked` when `linking` is.
     ///
     /// - Parameters:
     ///   - tenantId: the tenant, `nil` for project users.
     ///   - uid: the account.
     ///   - update: the fields to assign.
-    ///   - unlinking: provider ids to remove.
+    ///   - unlinking: provider ids whose links to remove.
     ///   - linking: a provider identity to link, or whose profile copy to refresh.
     ///   - actor: who changes it, for the audit row.
     ///   - fields: the request's fields, recorded in the audit row (`updatedFields`).
@@ -45,78 +40,26 @@ extension UserRepository {
         tenantId: String?, uid: String, _ update: UserUpdate, unlinking: Set<String>, linking: ProviderLink?, actor: String,
         fields: [String]
     ) async throws -> User? {
-        let tenant = tenantId ?? ""
-        do {
-            return try await database.withTransaction { transaction in
-                let locked = try await transaction.query(
-                    "SELECT 1 FROM users WHERE tenant_id = \(tenant) AND uid = \(uid) FOR UPDATE", logger: logger)
-                var found = false
-                for try await _ in locked { found = true }
-                // Read in a statement of its own, after the lock: it sees every link committed before.
-                guard found, let before = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger) else {
-                    return nil
-                }
-                if !unlinking.isEmpty {
-                    try await transaction.query(
-                        """
-                        DELETE FROM user_providers
-                        WHERE tenant_id = \(tenant) AND uid = \(uid) AND provider_id = ANY(\(Array(unlinking)))
-                        """, logger: logger)
-                    if unlinking.contains(ProviderLink.password) {
-                        try await transaction.query(
-                            """
-                            UPDATE users SET password_hash = NULL, password_updated_us = NULL
-                            WHERE tenant_id = \(tenant) AND uid = \(uid)
-                            """, logger: logger)
-                    }
-                }
-                let rows = try await transaction.query(
-                    Self.updateStatement(tenantId: tenantId, uid: uid, update, requiring: .none), logger: logger)
-                guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
-                if update.changesPasswordLink {
-                    user.syncPasswordLink()
-                    try await syncPasswordLink(of: user, in: transaction)
-                }
-                if let linking {
-                    try await link(linking, to: uid, tenant: tenant, in: transaction)
-                }
-                // Each statement sees the ones before it: this is the account as the change leaves it.
-                guard let after = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger) else { return nil }
-                if update.changesRevocationState {
-                    try await transaction.announce(.user(tenantId: tenantId, uid: uid), logger: logger)
-                }
-                var record = Self.auditRecord(after)
-                if case .object(var members) = record {
-                    members["updatedFields"] = .array(fields.sorted().map(JSONValue.string))
-                    record = .object(members)
-                }
-                try await AuditLogRepository.record(
-                    Self.audit(after, actor: actor, action: "user.update", before: Self.auditRecord(before), after: record),
-                    in: transaction, logger: logger)
-                return after
+        let links = ProviderLinkRepository(database: database, logger: logger)
+        return try await database.withTransaction { transaction in
+            guard let before = try await lock(tenantId: tenantId, uid: uid, in: transaction) else { return nil }
+            try await links.unlink(unlinking, from: uid, tenantId: tenantId, in: transaction)
+            guard try await self.update(tenantId: tenantId, uid: uid, update, requiring: .none, in: transaction) != nil else {
+                return nil
             }
-        } catch let violation as UniqueViolation {
-            throw violation.constraint == "users_email_unique"
-                ? AuthError(.emailExists) : AuthError(.federatedUserIdAlreadyLinked)
+            if let linking { try await links.link(linking, to: uid, tenantId: tenantId, in: transaction) }
+            // Each statement sees the ones before it: this is the account as the change leaves it.
+            guard let after = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger) else { return nil }
+            var record = Self.auditRecord(after)
+            if case .object(var members) = record {
+                members["updatedFields"] = .array(fields.sorted().map(JSONValue.string))
+                record = .object(members)
+            }
+            try await AuditLogRepository.record(
+                Self.audit(after, actor: actor, action: "user.update", before: Self.auditRecord(before), after: record),
+                in: transaction, logger: logger)
+            return after
         }
-    }
-
-    /// Links `link` to `uid`, or refreshes the profile copy when it is `uid`'s already;
-    /// `FEDERATED_USER_ID_ALREADY_LINKED` when another account has it.
-    private func link(_ link: ProviderLink, to uid: String, tenant: String, in transaction: Transaction) async throws {
-        let owners = try await transaction.query(
-            """
-            INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email, display_name, photo_url)
-            VALUES (\(tenant), \(link.providerId), \(link.federatedId), \(uid), \(link.email), \(link.displayName),
-                \(link.photoURL))
-            ON CONFLICT (tenant_id, provider_id, federated_id) DO UPDATE
-                SET email = EXCLUDED.email, display_name = EXCLUDED.display_name, photo_url = EXCLUDED.photo_url
-                WHERE user_providers.uid = EXCLUDED.uid
-            RETURNING uid
-            """, logger: logger)
-        var linked = false
-        for try await _ in owners { linked = true }
-        guard linked else { throw AuthError(.federatedUserIdAlreadyLinked) }
     }
 
     /// Deletes the account, its sessions and action codes, with an audit row (`user.delete`, the account
@@ -137,13 +80,6 @@ extension UserRepository {
                 logger: logger)
             return true
         }
-    }
-
-    /// The account as stored, read on `connection`.
-    static func read(_ uid: String, tenantId: String?, in transaction: Transaction, logger: Logger) async throws -> User? {
-        let rows = try await transaction.query(
-            "SELECT \(unescaped: columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
-        return try await decode(rows, tenantId: tenantId).first?.0
     }
 
     /// An audit entry about `user` (target `users/<uid>`).

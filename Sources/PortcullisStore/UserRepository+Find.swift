@@ -51,11 +51,41 @@ extension UserRepository {
         }
     }
 
-    /// The user row, locked `FOR UPDATE` in the caller's transaction; `nil` when absent.
-    func lockedUser(tenantId: String?, uid: String, in transaction: Transaction) async throws -> User? {
-        let rows = try await transaction.query(
-            "SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) FOR UPDATE",
+    /// Locks the user's row `FOR UPDATE` in `transaction` and reads the user as it then
+    /// stands; `nil` when absent or when `precondition` does not hold.
+    ///
+    /// Two statements: a statement that waits for a row lock re-reads that row alone, not its
+    /// subqueries, so the user (with its links) is read by a statement of its own once the
+    /// lock is held, whose snapshot includes every change committed before.
+    public func lock(
+        tenantId: String?, uid: String, requiring precondition: Precondition = .none, in transaction: Transaction
+    ) async throws -> User? {
+        let locked = try await transaction.query(
+            """
+            SELECT uid FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) \(unescaped: precondition.sql)
+            FOR UPDATE
+            """, logger: logger)
+        var found = false
+        for try await _ in locked.decode(String.self) { found = true }
+        guard found else { return nil }
+        return try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger)
+    }
+
+    /// Locks the row of the user with this email (case-insensitive) as ``lock(tenantId:uid:requiring:in:)`` does.
+    public func lock(tenantId: String?, email: String, in transaction: Transaction) async throws -> User? {
+        let locked = try await transaction.query(
+            "SELECT uid FROM users WHERE tenant_id = \(tenantId ?? "") AND lower(email) = lower(\(email)) FOR UPDATE",
             logger: logger)
-        return try await Self.decode(rows, tenantId: tenantId).first?.0
+        var uid: String?
+        for try await found in locked.decode(String.self) { uid = found }
+        guard let uid else { return nil }
+        return try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger)
+    }
+
+    /// The user as stored, read in `transaction`.
+    static func read(_ uid: String, tenantId: String?, in transaction: Transaction, logger: Logger) async throws -> User? {
+        let rows = try await transaction.query(
+            "SELECT \(unescaped: columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
+        return try await decode(rows, tenantId: tenantId).first?.0
     }
 }

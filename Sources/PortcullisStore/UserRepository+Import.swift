@@ -22,17 +22,17 @@ extension UserRepository {
 
     /// Inserts users with their links in one statement (`accounts:batchCreate`): a user whose
     /// uid, email or a provider identity is taken is left out whole and reported by index
-    /// (`DUPLICATE_LOCAL_ID`, `EMAIL_EXISTS`, `FEDERATED_USER_ID_ALREADY_LINKED`); the rest go in.
+    /// with its `Conflict` (`uidTaken`, `emailTaken`, `identityLinked`); the rest go in.
     ///
     /// The statement checks first and inserts the rest; a user created by someone else
     /// between the two (a concurrent sign-up) trips a unique index, and the statement is
     /// run again, seeing it, so nothing is ever half written.
     /// The audit entry `audit` makes from the refusals is written in the same transaction, so
     /// an import is never stored without its record.
-    /// - Returns: the refused users' errors, by index; `TENANT_NOT_FOUND` when the tenant is gone.
+    /// - Returns: the refused users' conflicts, by index; throws `Conflict.tenantMissing` when the tenant is gone.
     public func importUsers(
-        tenantId: String?, _ rows: [ImportRow], audit: @escaping @Sendable ([Int: AuthError]) -> AuditEntry?
-    ) async throws -> [Int: AuthError] {
+        tenantId: String?, _ rows: [ImportRow], audit: @escaping @Sendable ([Int: Conflict]) -> AuditEntry?
+    ) async throws -> [Int: Conflict] {
         guard !rows.isEmpty else { return [:] }
         let tenant = tenantId ?? ""
         let users = JSONValue.array(
@@ -106,24 +106,24 @@ extension UserRepository {
         for attempt in 1...3 {
             do {
                 return try await database.withTransaction { transaction in
-                    var errors: [Int: AuthError] = [:]
+                    var errors: [Int: Conflict] = [:]
                     var tenantExists = true
                     for try await (index, reason, exists) in try await transaction.query(query, logger: logger).decode(
                         (Int, String?, Bool).self)
                     {
                         tenantExists = exists
                         switch reason {
-                        case "uid"?: errors[index] = AuthError(.duplicateLocalId)
-                        case "email"?: errors[index] = AuthError(.emailExists)
-                        case "link"?: errors[index] = AuthError(.federatedUserIdAlreadyLinked)
+                        case "uid"?: errors[index] = .uidTaken
+                        case "email"?: errors[index] = .emailTaken
+                        case "link"?: errors[index] = .identityLinked
                         default: break
                         }
                     }
-                    guard tenantExists else { throw AuthError(.tenantNotFound) }
+                    guard tenantExists else { throw Conflict.tenantMissing }
                     if let entry = audit(errors) { try await AuditLogRepository.record(entry, in: transaction, logger: logger) }
                     return errors
                 }
-            } catch is UniqueViolation where attempt < 3 {
+            } catch let conflict as Conflict where conflict != .tenantMissing && attempt < 3 {
                 continue
             }
         }

@@ -29,29 +29,26 @@ extension UserRepository {
         }
     }
 
-    /// Applies `update` in one transaction: one statement assigns exactly the fields it
-    /// sets (everything else keeps the value the row holds when the statement runs, so
-    /// a concurrent change to another field survives), then the `password` link follows
-    /// the email and password, and other instances are notified when the revocation
-    /// state changed. `EMAIL_EXISTS` when the new email belongs to another user.
+    /// Applies `update` in a transaction of its own (``update(tenantId:uid:_:requiring:in:)``).
     ///
     /// - Returns: the user as stored, or `nil` when no user matched `uid` and `precondition`.
     public func update(
         tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition = .none
     ) async throws -> User? {
-        do {
-            return try await database.withTransaction { transaction in
-                try await self.update(tenantId: tenantId, uid: uid, update, requiring: precondition, in: transaction)
-            }
-        } catch is UniqueViolation {
-            throw AuthError(.emailExists)
+        try await database.withTransaction { transaction in
+            try await self.update(tenantId: tenantId, uid: uid, update, requiring: precondition, in: transaction)
         }
     }
 
-    /// ``update(tenantId:uid:_:requiring:)`` inside the caller's transaction (applying an
-    /// action code consumes the code and changes the user in one). A clash on the email
-    /// index surfaces as `UniqueViolation` for the caller to translate.
-    func update(
+    /// Applies `update` in `transaction`: one statement assigns exactly the fields it sets
+    /// (everything else keeps the value the row holds when the statement runs, so a
+    /// concurrent change to another field survives), then the `password` link follows the
+    /// email and password, and the change is announced when the revocation state changed.
+    /// `Conflict.emailTaken` when the new email belongs to another user.
+    ///
+    /// Every change of a user row goes through here: the one builder of its SQL.
+    /// - Returns: the user as stored, or `nil` when no user matched `uid` and `precondition`.
+    public func update(
         tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition,
         in transaction: Transaction
     ) async throws -> User? {
@@ -69,7 +66,7 @@ extension UserRepository {
         return user
     }
 
-    /// ``update(tenantId:uid:_:requiring:)``'s statement: assigns exactly the fields `update`
+    /// ``update(tenantId:uid:_:requiring:in:)``'s statement: assigns exactly the fields `update`
     /// sets and returns the row (no row when `uid` or `precondition` does not match).
     static func updateStatement(
         tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition
@@ -97,7 +94,7 @@ extension UserRepository {
                 photo_url = CASE WHEN \(update.photoURL != nil) THEN \(update.photoURL ?? nil) ELSE photo_url END,
                 disabled = CASE WHEN \(update.disabled != nil) THEN \(update.disabled ?? false) ELSE disabled END,
                 custom_attributes = CASE WHEN \(claims != nil) THEN \(claims)::jsonb ELSE custom_attributes END,
-                password_hash = CASE WHEN \(update.passwordHash != nil) THEN \(update.passwordHash) ELSE password_hash END,
+                password_hash = CASE WHEN \(update.passwordHash != nil) THEN \(update.passwordHash ?? nil) ELSE password_hash END,
                 password_updated_us = CASE WHEN \(update.passwordHash != nil) THEN \(update.passwordSetAt?.microseconds)
                     ELSE password_updated_us END,
                 valid_since_us = CASE \(revocationMode)::int

@@ -39,8 +39,8 @@ public struct UserRepository: Sendable {
     /// federated sign-up) and starts its first session, in one transaction: a sign-up is
     /// answered only once both have committed, and a failure leaves neither, so the client's
     /// retry never meets `EMAIL_EXISTS` for an account it was never told about.
-    /// `EMAIL_EXISTS`, `DUPLICATE_LOCAL_ID` or `FEDERATED_USER_ID_ALREADY_LINKED` on a unique
-    /// clash, `TENANT_NOT_FOUND` when the tenant is gone.
+    /// A unique clash is its `Conflict` (`emailTaken`, `uidTaken`, `identityLinked`), a
+    /// tenant gone meanwhile `tenantMissing`.
     ///
     /// Users have no foreign key to tenants (project users have no tenant row), so the tenant
     /// row is held `FOR SHARE` as one would be: its deletion waits and takes the new user
@@ -49,29 +49,16 @@ public struct UserRepository: Sendable {
     public func create(
         _ user: User, passwordHash: String?, firstSession: SessionStart
     ) async throws -> (user: User, started: Timestamp) {
-        do {
-            return try await database.withTransaction { [self] transaction in
-                let created = try await insert(user, passwordHash: passwordHash, in: transaction)
-                guard let started = try await RefreshSessionRepository.start([firstSession], in: transaction, logger: logger)[0]
-                else { throw AuthError(.internalError, detail: "a new user's session did not start") }
-                return (created, started)
-            }
-        } catch let violation as UniqueViolation {
-            throw Self.creationConflict(violation)
+        try await database.withTransaction { [self] transaction in
+            let created = try await insert(user, passwordHash: passwordHash, in: transaction)
+            guard let started = try await RefreshSessionRepository.start([firstSession], in: transaction, logger: logger)[0]
+            else { throw AuthError(.internalError, detail: "a new user's session did not start") }
+            return (created, started)
         }
     }
 
-    /// What a unique index refusing a new user means.
-    static func creationConflict(_ violation: UniqueViolation) -> AuthError {
-        switch violation.constraint {
-        case "users_email_unique": AuthError(.emailExists)
-        case "user_providers_pkey": AuthError(.federatedUserIdAlreadyLinked)
-        default: AuthError(.duplicateLocalId)
-        }
-    }
-
-    /// The insert of ``create(_:passwordHash:firstSession:)``, on `connection` (inside the caller's transaction
-    /// when there is one); unique clashes come out as ``UniqueViolation``.
+    /// The insert of ``create(_:passwordHash:firstSession:)``, inside the caller's transaction;
+    /// unique clashes come out as their `Conflict`.
     func insert(_ user: User, passwordHash: String?, in transaction: Transaction) async throws -> User {
         var user = user
         user.syncPasswordLink()
@@ -107,7 +94,7 @@ public struct UserRepository: Sendable {
             """, logger: logger)
         // The statement's snapshot predates its own link: the links are the ones just written.
         guard var (created, _) = try await Self.decode(rows, tenantId: user.tenantId).first else {
-            throw AuthError(.tenantNotFound)
+            throw Conflict.tenantMissing
         }
         created.providers = user.providers
         return created

@@ -133,7 +133,7 @@ struct AuthHarness: Sendable {
     /// This instance's sweeper, on the harness's clock.
     func sweeper(retention: Duration = .seconds(30 * 86_400), batchSize: Int) -> RetentionSweeper {
         RetentionSweeper(
-            sessions: sessions, actionCodes: ActionCodeRepository(database: database, users: users, logger: TestDatabase.logger),
+            sessions: sessions, actionCodes: ActionCodeRepository(database: database, logger: TestDatabase.logger),
             outbox: EmailOutboxRepository(database: database, logger: TestDatabase.logger), retention: retention,
             batchSize: batchSize, clock: clock, schema: SchemaGate(), logger: TestDatabase.logger)
     }
@@ -201,7 +201,8 @@ enum Outcome<Value: Sendable>: Sendable {
 
 /// Runs `count` calls of `body` at once and returns their outcomes, in index order.
 ///
-/// Every `AuthError` is an outcome to assert on; any other error fails the race.
+/// Every `AuthError` is an outcome to assert on, and so is a `Conflict` (by the wire code
+/// the error envelope gives it); any other error fails the race.
 func race<Value: Sendable>(
     _ count: Int, _ body: @escaping @Sendable (Int) async throws -> Value
 ) async throws -> [Outcome<Value>] {
@@ -212,6 +213,8 @@ func race<Value: Sendable>(
                     return (index, .success(try await body(index)))
                 } catch let error as AuthError {
                     return (index, .failure(error.code))
+                } catch let conflict as Conflict {
+                    return (index, .failure(AuthError(conflict).code))
                 }
             }
         }

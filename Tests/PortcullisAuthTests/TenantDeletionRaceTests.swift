@@ -67,7 +67,7 @@ struct TenantDeletionRaceTests {
             try await harness.tenantAdmin.delete(id: tenant, actor: "test")
 
             await #expect(throws: AuthError(.tenantNotFound)) { try await stale.signUp("late@example.com", tenant: tenant) }
-            await #expect(throws: AuthError(.tenantNotFound)) {
+            await #expect(throws: Conflict.tenantMissing) {
                 try await stale.adminAccounts.create(
                     tenantId: tenant, uid: "late", email: nil, password: nil, emailVerified: false, profile: .init(), disabled: false,
                     actor: "test")

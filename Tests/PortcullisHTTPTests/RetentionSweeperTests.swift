@@ -15,9 +15,7 @@ struct RetentionSweeperTests {
     static func sweeper(_ database: Database, retention: Duration = .seconds(30 * 86_400), batchSize: Int) -> RetentionSweeper {
         RetentionSweeper(
             sessions: RefreshSessionRepository(database: database, logger: TestDatabase.logger),
-            actionCodes: ActionCodeRepository(
-                database: database, users: UserRepository(database: database, logger: TestDatabase.logger),
-                logger: TestDatabase.logger),
+            actionCodes: ActionCodeRepository(database: database, logger: TestDatabase.logger),
             outbox: EmailOutboxRepository(database: database, logger: TestDatabase.logger), retention: retention,
             batchSize: batchSize, clock: SystemClock(), schema: SchemaGate(), logger: TestDatabase.logger)
     }
@@ -100,8 +98,7 @@ struct RetentionSweeperTests {
             #expect(try await count(messages) == 2)
 
             // Spent before the cutoff, but issued within the hour the flood limit counts.
-            let actionCodes = ActionCodeRepository(
-                database: database, users: UserRepository(database: database, logger: TestDatabase.logger), logger: TestDatabase.logger)
+            let actionCodes = ActionCodeRepository(database: database, logger: TestDatabase.logger)
             let soon = start.adding(seconds: 60)
             #expect(try await actionCodes.deleteSpentCodes(before: soon, now: soon, limit: 10) == 0)
 

@@ -134,7 +134,7 @@ struct ActionPageRoutes {
     }
 
     private static func failure(_ error: any Error) -> Response {
-        guard let error = error as? AuthError else {
+        guard let error = (error as? Conflict).map(AuthError.init) ?? error as? AuthError else {
             return ActionPage.message(
                 title: "Something went wrong", text: "Try the link again in a moment.", status: .serviceUnavailable)
         }
