@@ -148,29 +148,20 @@ public struct IdPTokenVerifier: Sendable {
     }
 
     private func checkAudience(_ claims: [String: JSONValue], provider: IdentityProvider) throws {
-        let audiences: [String] =
-            switch claims["aud"] {
-            case .string(let audience)?: [audience]
-            case .array(let items)?: items.compactMap(Self.string)
-            default: []
-            }
-        guard !provider.audiences.isDisjoint(with: audiences) else {
+        guard JWTClaimSet(claims).isAddressed(to: provider.audiences) else {
             throw Self.invalid("the \(provider.providerId) id_token is not for this app's client id (aud)")
         }
     }
 
     private func checkTimes(_ claims: [String: JSONValue], name: String) throws {
-        let now = clock.now().seconds
-        guard let expiry = Self.seconds(claims["exp"]) else { throw Self.invalid("the \(name) id_token has no exp") }
-        guard expiry > now - Self.clockSkew else { throw Self.invalid("the \(name) id_token has expired") }
-        guard let issuedAt = Self.seconds(claims["iat"]) else { throw Self.invalid("the \(name) id_token has no iat") }
-        guard issuedAt <= now + Self.clockSkew else {
-            throw Self.invalid("the \(name) id_token is issued in the future (iat)")
-        }
-        if claims["nbf"] != nil, claims["nbf"] != .null {
-            guard let notBefore = Self.seconds(claims["nbf"]), notBefore <= now + Self.clockSkew else {
-                throw Self.invalid("the \(name) id_token is not valid yet (nbf)")
-            }
+        let lapse = JWTClaimSet(claims).lapse(at: clock.now().seconds, expiryLeeway: Self.clockSkew, issueLeeway: Self.clockSkew)
+        switch lapse {
+        case nil: return
+        case .noExpiry?: throw Self.invalid("the \(name) id_token has no exp")
+        case .expired?: throw Self.invalid("the \(name) id_token has expired")
+        case .noIssueTime?: throw Self.invalid("the \(name) id_token has no iat")
+        case .issuedInFuture?: throw Self.invalid("the \(name) id_token is issued in the future (iat)")
+        case .notYetValid?: throw Self.invalid("the \(name) id_token is not valid yet (nbf)")
         }
     }
 
@@ -260,15 +251,6 @@ public struct IdPTokenVerifier: Sendable {
         case .bool(let flag)?: flag
         case .string("true")?: true
         case .string("false")?: false
-        default: nil
-        }
-    }
-
-    /// A NumericDate: an integer, or a number with a fraction (truncated).
-    private static func seconds(_ value: JSONValue?) -> Int64? {
-        switch value {
-        case .integer(let seconds)?: seconds
-        case .double(let seconds)? where seconds.isFinite && abs(seconds) < 1e15: Int64(seconds)
         default: nil
         }
     }

@@ -53,15 +53,20 @@ public enum CustomTokenPolicy {
     public static func accept(
         _ claims: [String: JSONValue], signer: Signer, requestTenantId: String?, now: Int64
     ) throws(AuthError) -> Accepted {
-        guard audienceMatches(claims["aud"]) else { throw invalid("The custom token has the wrong audience (aud)") }
-        guard case .string(let issuer)? = claims["iss"], case .string(let subject)? = claims["sub"] else {
+        let claimSet = JWTClaimSet(claims)
+        guard claimSet.isAddressed(to: [audience]) else { throw invalid("The custom token has the wrong audience (aud)") }
+        guard let issuer = claimSet.string("iss"), let subject = claimSet.string("sub") else {
             throw invalid("iss and sub must name the service account")
         }
         guard issuer == signer.email, subject == signer.email else { throw AuthError(.credentialMismatch) }
-        guard let issuedAt = seconds(claims["iat"]) else { throw invalid("iat must be a time in seconds") }
-        guard let expiresAt = seconds(claims["exp"]) else { throw invalid("exp must be a time in seconds") }
-        guard issuedAt <= now + allowedClockSkewSeconds else { throw invalid("The custom token is issued in the future (iat)") }
-        guard expiresAt > now else { throw invalid("The custom token has expired (exp)") }
+        guard let issuedAt = claimSet.numericDate("iat") else { throw invalid("iat must be a time in seconds") }
+        guard let expiresAt = claimSet.numericDate("exp") else { throw invalid("exp must be a time in seconds") }
+        switch claimSet.lapse(at: now, issueLeeway: allowedClockSkewSeconds) {
+        case nil: break
+        case .issuedInFuture?: throw invalid("The custom token is issued in the future (iat)")
+        case .notYetValid?: throw invalid("The custom token is not valid yet (nbf)")
+        case .expired?, .noExpiry?, .noIssueTime?: throw invalid("The custom token has expired (exp)")
+        }
         guard expiresAt <= issuedAt + maximumLifetimeSeconds else {
             throw invalid("The custom token lives longer than one hour (exp - iat)")
         }
@@ -76,24 +81,6 @@ public enum CustomTokenPolicy {
     }
 
     private static func invalid(_ detail: String) -> AuthError { AuthError(.invalidCustomToken, detail: detail) }
-
-    /// `aud` as RFC 7519 allows it: one string, or an array containing it.
-    private static func audienceMatches(_ value: JSONValue?) -> Bool {
-        switch value {
-        case .string(let audience)?: audience == Self.audience
-        case .array(let audiences)?: audiences.contains(.string(Self.audience))
-        default: false
-        }
-    }
-
-    /// A NumericDate: whole seconds (a fractional one is cut, as JWT libraries read it).
-    private static func seconds(_ value: JSONValue?) -> Int64? {
-        switch value {
-        case .integer(let seconds)?: seconds
-        case .double(let seconds)? where seconds.isFinite && abs(seconds) < 1e15: Int64(seconds)
-        default: nil
-        }
-    }
 
     private static func developerClaims(_ value: JSONValue?) throws(AuthError) -> [String: JSONValue] {
         switch value {

@@ -84,17 +84,14 @@ public struct IDTokenClaims: Sendable, Equatable {
 
     /// Reads a verified payload; `nil` when a required claim is missing or mistyped.
     public init?(json: JSONValue) {
-        guard case .object(let members) = json,
-            case .string(let issuer)? = members["iss"], case .string(let audience)? = members["aud"],
-            case .string(let subject)? = members["sub"], case .integer(let issuedAt)? = members["iat"],
-            case .integer(let expiresAt)? = members["exp"], case .integer(let authTime)? = members["auth_time"],
-            case .object(let firebase)? = members["firebase"],
+        guard case .object(let members) = json else { return nil }
+        let claims = JWTClaimSet(members)
+        guard let issuer = claims.string("iss"), let audience = claims.string("aud"), let subject = claims.string("sub"),
+            let issuedAt = claims.numericDate("iat"), let expiresAt = claims.numericDate("exp"),
+            let authTime = claims.numericDate("auth_time"), case .object(let firebase)? = members["firebase"],
             case .string(let provider)? = firebase["sign_in_provider"]
         else { return nil }
-        func string(_ key: String) -> String? {
-            if case .string(let value)? = members[key] { return value }
-            return nil
-        }
+        let string = claims.string
         var emailVerified: Bool?
         if case .bool(let verified)? = members["email_verified"] { emailVerified = verified }
         var identities: [String: [String]] = [:]
