@@ -62,7 +62,7 @@ extension AccountService {
         }
         // Every check first: a request refused for another field unlinks nothing.
         if !changes.deleteProviders.isEmpty {
-            user = try await unlink(changes.deleteProviders, from: user)
+            user = try await unlink(changes.deleteProviders, from: user, authTime: claims.authTime)
         }
         guard changesCredential else {
             guard let updated = try await users.update(tenantId: tenantId, uid: user.uid, update, requiring: .enabled) else {
@@ -74,12 +74,14 @@ extension AccountService {
         return (updated, session)
     }
 
-    /// Unlinks providers (`deleteProvider`); `INVALID_ARGUMENT` when that would leave the
-    /// account without any way to sign in, judged on the account as locked for the change.
-    private func unlink(_ providerIds: Set<String>, from user: User) async throws -> User {
+    /// Unlinks providers (`deleteProvider`) for the caller whose session signed in at
+    /// `authTime`; `INVALID_ARGUMENT` when that would leave the account without any way to
+    /// sign in. Both judged on the account as locked for the change: a session revoked since
+    /// it was checked unlinks nothing (`TOKEN_EXPIRED`).
+    private func unlink(_ providerIds: Set<String>, from user: User, authTime: Int64) async throws -> User {
         let unlinked: User? = try await database.withTransaction { [users, links] transaction in
-            guard var current = try await users.lock(tenantId: user.tenantId, uid: user.uid, requiring: .enabled, in: transaction)
-            else { return nil }
+            guard var current = try await users.lock(tenantId: user.tenantId, uid: user.uid, in: transaction) else { return nil }
+            try SessionPolicy.requireLive(authTime: authTime, validSince: current.validSince, disabled: current.disabled)
             if AccountLinking.wouldRemoveLastSignInMethod(current, removing: providerIds) {
                 throw AuthError(.invalidArgument, detail: "deleteProvider would remove the account's last sign-in method")
             }

@@ -158,11 +158,12 @@ public struct FederatedSignInService: Sendable {
         _ link: ProviderLink, email: String, identity: FederatedIdentity, provesEmail: Bool, settings: TenantSettings,
         tenantId: String?
     ) async throws -> Outcome? {
-        let now = clock.now()
         let signer = try await tokens.signer(tenantId: tenantId)
-        let match: EmailMatch = try await database.withTransaction { [users, links, tokens] transaction in
+        let match: EmailMatch = try await database.withTransaction { [users, links, tokens, clock] transaction in
             guard let user = try await users.lock(tenantId: tenantId, email: email, in: transaction) else { return .noAccount }
             guard !user.disabled else { throw AuthError(.userDisabled) }
+            // Read once the lock is held: the revocation and the session date from then.
+            let now = clock.now()
             let decision = AccountLinking.decide(
                 existing: AccountLinking.existingProviders(of: user, tenantDomains: settings.trustedEmailDomains),
                 emailVerified: user.emailVerified, incomingProvesEmail: provesEmail)
@@ -174,10 +175,14 @@ public struct FederatedSignInService: Sendable {
             let update = UserUpdatePolicy.linking(
                 decision, provesEmail: provesEmail, displayName: identity.displayName, photoURL: identity.photoURL, now: now)
             // Each statement sees the ones before it: the links read back are the new ones.
+            guard let linked = try await users.update(tenantId: tenantId, uid: user.uid, update, requiring: .enabled, in: transaction)
+            else { throw AuthError(.userDisabled) }
+            // After a takeover the owner's session starts at the revocation's watermark, however
+            // far ahead another instance's clock put it: it must outlive the sessions it ended.
+            let start = update.revocation == nil ? now : linked.validSince
             guard
-                let linked = try await users.update(tenantId: tenantId, uid: user.uid, update, requiring: .enabled, in: transaction),
                 let session = try await tokens.startSession(
-                    for: linked, signInProvider: link.providerId, now: now, signer: signer, in: transaction)
+                    for: linked, signInProvider: link.providerId, now: start, signer: signer, in: transaction)
             else { throw AuthError(.userDisabled) }
             return .linked(session)
         }
@@ -215,9 +220,8 @@ public struct FederatedSignInService: Sendable {
         tenantId: String?
     ) async throws -> Outcome {
         let (user, claims) = try await accounts.authenticate(idToken: idToken, tenantId: tenantId)
-        let now = clock.now()
         try SessionPolicy.requireRecentSignIn(
-            authTime: claims.authTime, now: now.seconds, windowSeconds: settings.recentLoginWindowSeconds,
+            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
             anonymous: SessionPolicy.isGuestSession(user, signInProvider: claims.signInProvider))
         if let (owner, _) = try await links.account(tenantId: tenantId, providerId: link.providerId, federatedId: link.federatedId),
             owner.uid != user.uid
@@ -230,10 +234,12 @@ public struct FederatedSignInService: Sendable {
             throw AuthError(.emailExists)
         }
         let signer = try await tokens.signer(tenantId: tenantId)
-        let session: TokenService.StartedSession? = try await database.withTransaction { [users, links, tokens] transaction in
-            guard var linked = try await users.lock(tenantId: tenantId, uid: user.uid, requiring: .enabled, in: transaction) else {
-                return nil
-            }
+        let session: TokenService.StartedSession? = try await database.withTransaction { [users, links, tokens, clock] transaction in
+            guard var linked = try await users.lock(tenantId: tenantId, uid: user.uid, in: transaction) else { return nil }
+            // The token must still be live for the account as locked: a revocation that
+            // committed after it was checked (a password change) ends its right to add a way in.
+            try SessionPolicy.requireLive(authTime: claims.authTime, validSince: linked.validSince, disabled: linked.disabled)
+            let now = clock.now()
             try await links.link(link, to: linked.uid, tenantId: tenantId, in: transaction)
             if linked.email == nil, let email = identity.email {
                 let update = UserUpdate(email: .some(email), emailVerified: provesEmail)

@@ -19,6 +19,11 @@ public enum Conflict: Error, Sendable, Hashable {
     case providerConfigured
 }
 
+extension Conflict: CustomStringConvertible {
+    /// The answer's explanation and code, as an `AuthError` prints (the command line shows it).
+    public var description: String { AuthError(self).description }
+}
+
 extension AuthError {
     /// The answer to a write that `conflict` refused.
     public init(_ conflict: Conflict) {

@@ -56,19 +56,19 @@ extension UserRepository {
     ///
     /// Two statements: a statement that waits for a row lock re-reads that row alone, not its
     /// subqueries, so the user (with its links) is read by a statement of its own once the
-    /// lock is held, whose snapshot includes every change committed before.
+    /// lock is held, whose snapshot includes every change committed before; `precondition`
+    /// is judged on that read.
     public func lock(
         tenantId: String?, uid: String, requiring precondition: Precondition = .none, in transaction: Transaction
     ) async throws -> User? {
         let locked = try await transaction.query(
-            """
-            SELECT uid FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) \(unescaped: precondition.sql)
-            FOR UPDATE
-            """, logger: logger)
+            "SELECT uid FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) FOR UPDATE", logger: logger)
         var found = false
         for try await _ in locked.decode(String.self) { found = true }
-        guard found else { return nil }
-        return try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger)
+        guard found, let user = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger),
+            precondition.holds(for: user)
+        else { return nil }
+        return user
     }
 
     /// Locks the row of the user with this email (case-insensitive) as ``lock(tenantId:uid:requiring:in:)`` does.

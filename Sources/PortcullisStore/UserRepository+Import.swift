@@ -103,7 +103,7 @@ extension UserRepository {
             """
         // A concurrent writer can take a uid, email or identity between the check and the
         // insert; the retry sees it. Three rounds of such bad luck in a row is a fault.
-        for attempt in 1...3 {
+        for _ in 1...3 {
             do {
                 return try await database.withTransaction { transaction in
                     var errors: [Int: Conflict] = [:]
@@ -123,7 +123,7 @@ extension UserRepository {
                     if let entry = audit(errors) { try await AuditLogRepository.record(entry, in: transaction, logger: logger) }
                     return errors
                 }
-            } catch let conflict as Conflict where conflict != .tenantMissing && attempt < 3 {
+            } catch let conflict as Conflict where conflict != .tenantMissing {
                 continue
             }
         }

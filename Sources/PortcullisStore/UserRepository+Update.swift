@@ -16,6 +16,15 @@ extension UserRepository {
         /// an anonymous account, which two requests must not both perform).
         case anonymous
 
+        /// Whether `user`, as read, meets it.
+        func holds(for user: User) -> Bool {
+            switch self {
+            case .none: true
+            case .enabled: !user.disabled
+            case .anonymous: !user.disabled && user.email == nil && !user.hasPassword && user.providers.isEmpty
+            }
+        }
+
         var sql: String {
             switch self {
             case .none: ""
