@@ -38,10 +38,10 @@ extension AccountService {
     public func update(
         idToken: String?, tenantId named: String?, changes: Changes
     ) async throws -> (user: User, tokens: SessionTokens?) {
-        let tenantId = try requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenantId: tenantId)
+        let tenant = try requestTenant(named: named, idToken: idToken)
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        var (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
+        var (user, claims) = try await authenticate(idToken: idToken, tenant: tenant)
         let profile = try changes.profile.validated()
         var update = UserUpdate()
         if let name = profile.displayName { update.displayName = .some(name) }
@@ -65,7 +65,7 @@ extension AccountService {
             user = try await unlink(changes.deleteProviders, from: user, authTime: claims.authTime)
         }
         guard changesCredential else {
-            guard let updated = try await users.update(tenantId: tenantId, uid: user.uid, update, requiring: .enabled) else {
+            guard let updated = try await users.update(tenant: tenant, uid: user.uid, update, requiring: .enabled) else {
                 throw try await Self.missing(user, in: users)
             }
             return (updated, nil)
@@ -80,18 +80,18 @@ extension AccountService {
     /// it was checked unlinks nothing (`TOKEN_EXPIRED`).
     private func unlink(_ providerIds: Set<String>, from user: User, authTime: Int64) async throws -> User {
         let unlinked: User? = try await database.withTransaction { [users, links] transaction in
-            guard var current = try await users.lock(tenantId: user.tenantId, uid: user.uid, in: transaction) else { return nil }
+            guard var current = try await users.lock(tenant: user.scope, uid: user.uid, in: transaction) else { return nil }
             try SessionPolicy.requireLive(authTime: authTime, validSince: current.validSince, disabled: current.disabled)
             if AccountLinking.wouldRemoveLastSignInMethod(current, removing: providerIds) {
                 throw AuthError(.invalidArgument, detail: "deleteProvider would remove the account's last sign-in method")
             }
-            try await links.unlink(providerIds, from: current.uid, tenantId: current.tenantId, in: transaction)
+            try await links.unlink(providerIds, from: current.uid, tenant: current.scope, in: transaction)
             current.providers.removeAll { providerIds.contains($0.providerId) }
             guard providerIds.contains(ProviderLink.password), current.hasPassword else { return current }
             // Removing the password revokes nothing (unlinking a provider never does).
             var update = UserUpdate()
             update.passwordHash = .some(nil)
-            return try await users.update(tenantId: current.tenantId, uid: current.uid, update, requiring: .enabled, in: transaction)
+            return try await users.update(tenant: current.scope, uid: current.uid, update, requiring: .enabled, in: transaction)
         }
         guard let unlinked else { throw try await Self.missing(user, in: users) }
         return unlinked
@@ -104,7 +104,7 @@ extension AccountService {
     ) async throws -> (User, SessionTokens) {
         var update = update
         UserUpdatePolicy.applyImplications(to: &update, now: clock.now())
-        guard let updated = try await users.update(tenantId: user.tenantId, uid: user.uid, update, requiring: precondition) else {
+        guard let updated = try await users.update(tenant: user.scope, uid: user.uid, update, requiring: precondition) else {
             throw try await Self.missing(user, in: users, otherwise: AuthError(.emailExists))
         }
         // Tokens for the caller are issued after the change's second, with a fresh auth_time,
@@ -122,7 +122,7 @@ extension AccountService {
     static func missing(
         _ user: User, in users: UserRepository, otherwise: AuthError = AuthError(.userNotFound)
     ) async throws -> AuthError {
-        guard let current = try await users.find(tenantId: user.tenantId, uid: user.uid)?.user else {
+        guard let current = try await users.find(tenant: user.scope, uid: user.uid)?.user else {
             return AuthError(.userNotFound)
         }
         return current.disabled ? AuthError(.userDisabled) : otherwise
@@ -131,12 +131,12 @@ extension AccountService {
     /// `accounts:delete` by the user (`tenantId`: the one the body names, if any):
     /// `ADMIN_ONLY_OPERATION` when self-deletion is off.
     public func deleteSelf(idToken: String?, tenantId named: String?) async throws {
-        let tenantId = try requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenantId: tenantId)
-        let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
+        let tenant = try requestTenant(named: named, idToken: idToken)
+        let settings = try await tenants.settings(tenant: tenant)
+        let (user, claims) = try await authenticate(idToken: idToken, tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeSelfDeletion()
         try SessionPolicy.requireRecentSignIn(
             authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds)
-        guard try await users.delete(tenantId: tenantId, uid: user.uid) else { throw AuthError(.userNotFound) }
+        guard try await users.delete(tenant: tenant, uid: user.uid) else { throw AuthError(.userNotFound) }
     }
 }

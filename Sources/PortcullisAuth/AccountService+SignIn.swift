@@ -10,12 +10,12 @@ extension AccountService {
         tenantId named: String?, email: String?, password: String?, profile: Profile, idToken: String?,
         client: IPAddress?
     ) async throws -> SignedIn {
-        let tenantId = try requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenantId: tenantId)
+        let tenant = try requestTenant(named: named, idToken: idToken)
+        let settings = try await tenants.settings(tenant: tenant)
         let profile = try profile.validated()
         if let idToken {
             return try await upgradeAnonymous(
-                idToken: idToken, tenantId: tenantId, email: email, password: password, profile: profile, settings: settings)
+                idToken: idToken, tenant: tenant, email: email, password: password, profile: profile, settings: settings)
         }
         let method: SignUpMethod = (email == nil && password == nil) ? .anonymous : .password
         try SelfServicePolicy(settings: settings).authorizeSignUp(method)
@@ -24,7 +24,7 @@ extension AccountService {
             throw AuthError(.tooManyAttemptsTryLater)
         }
         var user = User(
-            tenantId: tenantId, uid: Self.newUID(), displayName: profile.displayName, photoURL: profile.photoURL,
+            tenantId: tenant.tenantId, uid: Self.newUID(), displayName: profile.displayName, photoURL: profile.photoURL,
             createdAt: now.date, lastLoginAt: now)
         var hash: String?
         if method == .password {
@@ -48,10 +48,10 @@ extension AccountService {
     /// email (adding or changing a password goes through `accounts:update`, which needs
     /// a recent sign-in). The upgrade revokes the guest session's other tokens.
     private func upgradeAnonymous(
-        idToken: String, tenantId: String?, email: String?, password: String?, profile: Profile, settings: TenantSettings
+        idToken: String, tenant: TenantScope, email: String?, password: String?, profile: Profile, settings: TenantSettings
     ) async throws -> SignedIn {
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        let (user, claims) = try await authenticate(idToken: idToken, tenantId: tenantId)
+        let (user, claims) = try await authenticate(idToken: idToken, tenant: tenant)
         // Only a guest session upgrades here, and without a recent sign-in.
         guard SessionPolicy.isGuestSession(user, signInProvider: claims.signInProvider) else {
             throw AuthError(.emailExists)
@@ -72,15 +72,15 @@ extension AccountService {
     ///
     /// The attempt counts against the account's and the client's limits before the hash
     /// is computed, and is taken back when the password was right.
-    public func signIn(tenantId: String?, email: String?, password: String?, client: IPAddress?) async throws -> SignedIn {
-        let settings = try await tenants.settings(tenantId: tenantId)
+    public func signIn(tenant: TenantScope, email: String?, password: String?, client: IPAddress?) async throws -> SignedIn {
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         guard settings.allowPasswordSignup else { throw AuthError(.passwordLoginDisabled) }
         guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
         let address = try EmailAddress.validate(email)
         guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
         let now = clock.now()
-        let accountKey = "\(tenantId ?? ""):\(address)"
+        let accountKey = "\(tenant.key):\(address)"
         let clientKey = client.map(ClientAddress.limitKey)
         guard abuse.beginSignIn(account: accountKey, client: clientKey, now: now.seconds) else {
             throw AuthError(.tooManyAttemptsTryLater)
@@ -88,7 +88,7 @@ extension AccountService {
         let found: (user: User, passwordHash: String?)?
         let matches: Bool
         do {
-            found = try await users.find(tenantId: tenantId, email: address)
+            found = try await users.find(tenant: tenant, email: address)
             matches = try await passwords.verify(password, against: found?.passwordHash, settings: settings)
         } catch {
             // Never checked (the pool was full, the database failed): not a failed guess.
@@ -117,7 +117,7 @@ extension AccountService {
             // Between the check and the session the user was disabled or deleted, or its email or
             // hash changed. A new hash may be another sign-in's rehash of the same password: the
             // password is checked once more against what is stored now.
-            guard let (current, currentHash) = try await users.find(tenantId: tenantId, uid: user.uid) else {
+            guard let (current, currentHash) = try await users.find(tenant: tenant, uid: user.uid) else {
                 throw EmailPrivacyPolicy(settings: settings).wrongCredentials(emailKnown: false)
             }
             if current.disabled { throw AuthError(.userDisabled) }
@@ -131,12 +131,12 @@ extension AccountService {
     }
 
     /// `accounts:createAuthUri`: the sign-in methods of an email; nothing when enumeration protection is on.
-    public func signInMethods(tenantId: String?, email: String?) async throws -> [String]? {
-        let settings = try await tenants.settings(tenantId: tenantId)
+    public func signInMethods(tenant: TenantScope, email: String?) async throws -> [String]? {
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
         let address = try EmailAddress.validate(email)
         guard EmailPrivacyPolicy(settings: settings).listsSignInMethods else { return nil }
-        return try await users.find(tenantId: tenantId, email: address)?.user.providerIds ?? []
+        return try await users.find(tenant: tenant, email: address)?.user.providerIds ?? []
     }
 }

@@ -72,17 +72,17 @@ public struct AccountService: Sendable {
 
     /// The tenant of an end-user request carrying `idToken`: the one the body names (`named`),
     /// else the token's (`TenantResolution`); `TENANT_ID_MISMATCH` when they differ.
-    public func requestTenant(named: String?, idToken: String?) throws(AuthError) -> String? {
-        try TenantResolution.resolve(named: named, tokenTenant: tokens.unverifiedTenant(of: idToken))
+    public func requestTenant(named: String?, idToken: String?) throws(AuthError) -> TenantScope {
+        TenantScope(try TenantResolution.resolve(named: named, tokenTenant: tokens.unverifiedTenant(of: idToken)))
     }
 
     /// Verifies an ID token for an end-user endpoint: signature, tenant, revocation, user state.
-    public func authenticate(idToken: String?, tenantId: String?) async throws -> (User, IDTokenClaims) {
+    public func authenticate(idToken: String?, tenant: TenantScope) async throws -> (User, IDTokenClaims) {
         guard let idToken, !idToken.isEmpty else { throw AuthError(.missingIdToken) }
         let claims = try await tokens.verifyIDToken(idToken)
-        guard claims.tenantId == tenantId else { throw AuthError(.tenantIdMismatch) }
+        guard claims.tenantId == tenant.tenantId else { throw AuthError(.tenantIdMismatch) }
         // The user row is read anyway, so its own watermark decides (no second lookup through the cache).
-        guard let (user, _) = try await users.find(tenantId: tenantId, uid: claims.subject) else {
+        guard let (user, _) = try await users.find(tenant: tenant, uid: claims.subject) else {
             throw AuthError(.userNotFound)
         }
         try SessionPolicy.requireLive(authTime: claims.authTime, validSince: user.validSince, disabled: user.disabled)
@@ -91,12 +91,12 @@ public struct AccountService: Sendable {
 
     /// The signed-in caller of an end-user request (`tenantId`: the one the body names, if
     /// any): its tenant takes end-user requests (`PROJECT_DISABLED` otherwise), and the token
-    /// verifies and is live (``authenticate(idToken:tenantId:)``).
+    /// verifies and is live (``authenticate(idToken:tenant:)``).
     public func signedInCaller(idToken: String?, tenantId named: String?) async throws -> (User, IDTokenClaims) {
-        let tenantId = try requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenantId: tenantId)
+        let tenant = try requestTenant(named: named, idToken: idToken)
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        return try await authenticate(idToken: idToken, tenantId: tenantId)
+        return try await authenticate(idToken: idToken, tenant: tenant)
     }
 
     /// `accounts:lookup` with an ID token; `tenantId` is the one the body names, if any.

@@ -6,25 +6,25 @@ extension AdminAccountService {
     /// Phone numbers match nobody (Portcullis has none). `INVALID_ARGUMENT` over
     /// `AdminUserPolicy.lookupLimit` identifiers.
     public func lookup(
-        tenantId: String?, uids: [String], emails: [String], phoneNumbers: [String],
+        tenant: TenantScope, uids: [String], emails: [String], phoneNumbers: [String],
         federatedIds: [FederatedUserId]
     ) async throws -> [User] {
-        _ = try await tenants.settings(tenantId: tenantId)
+        _ = try await tenants.settings(tenant: tenant)
         let count = uids.count + emails.count + phoneNumbers.count + federatedIds.count
         guard count <= AdminUserPolicy.lookupLimit else {
             throw AuthError(.invalidArgument, detail: "at most \(AdminUserPolicy.lookupLimit) identifiers per lookup")
         }
         guard uids.count + emails.count + federatedIds.count > 0 else { return [] }
-        return try await users.lookup(tenantId: tenantId, uids: uids, emails: emails, federatedIds: federatedIds)
+        return try await users.lookup(tenant: tenant, uids: uids, emails: emails, federatedIds: federatedIds)
     }
 
     /// One page of `accounts:batchGet`: up to `maxResults` (1–1000, default 20) accounts in
     /// uid order after the page `pageToken` ends, and the next page's token when there are
     /// more. A token this gateway did not issue is `INVALID_PAGE_SELECTION`.
     public func page(
-        tenantId: String?, maxResults: Int?, pageToken: String?
+        tenant: TenantScope, maxResults: Int?, pageToken: String?
     ) async throws -> (users: [User], nextPageToken: String?) {
-        _ = try await tenants.settings(tenantId: tenantId)
+        _ = try await tenants.settings(tenant: tenant)
         let size = maxResults ?? AdminUserPolicy.defaultPageSize
         guard AdminUserPolicy.pageSizes.contains(size) else {
             throw AuthError(.invalidArgument, detail: "maxResults must be between 1 and \(AdminUserPolicy.pageSizes.upperBound)")
@@ -35,7 +35,7 @@ extension AdminAccountService {
             after = uid
         }
         // One more than asked: whether a next page exists, without an empty last page.
-        let found = try await users.page(tenantId: tenantId, after: after, limit: size + 1)
+        let found = try await users.page(tenant: tenant, after: after, limit: size + 1)
         let page = Array(found.prefix(size))
         let next = found.count > size ? page.last.map { PageToken.encode($0.uid) } : nil
         return (page, next)
@@ -44,11 +44,11 @@ extension AdminAccountService {
     /// `accounts:query`: with `returnUserInfo`, the slice of matching accounts and its size;
     /// without, only how many accounts match.
     public func query(
-        tenantId: String?, _ query: UserQuery, returnUserInfo: Bool
+        tenant: TenantScope, _ query: UserQuery, returnUserInfo: Bool
     ) async throws -> (recordsCount: Int64, users: [User]?) {
-        _ = try await tenants.settings(tenantId: tenantId)
-        guard returnUserInfo else { return (try await users.count(tenantId: tenantId, query.filter), nil) }
-        let found = try await users.search(tenantId: tenantId, query)
+        _ = try await tenants.settings(tenant: tenant)
+        guard returnUserInfo else { return (try await users.count(tenant: tenant, query.filter), nil) }
+        let found = try await users.search(tenant: tenant, query)
         return (Int64(found.count), found)
     }
 
@@ -67,10 +67,10 @@ extension AdminAccountService {
     /// audit row each. Ids of no account, and repeated ids, are ignored, as Identity Toolkit
     /// does; a live account without `force` is kept and reported. 1–1000 ids, else
     /// `LOCAL_ID_LIST_EXCEEDS_LIMIT`.
-    public func batchDelete(tenantId: String?, uids: [String], force: Bool, actor: String) async throws -> [BatchDeleteError] {
-        _ = try await tenants.settings(tenantId: tenantId)
+    public func batchDelete(tenant: TenantScope, uids: [String], force: Bool, actor: String) async throws -> [BatchDeleteError] {
+        _ = try await tenants.settings(tenant: tenant)
         guard (1...AdminUserPolicy.batchDeleteLimit).contains(uids.count) else { throw AuthError(.localIdListExceedsLimit) }
-        let result = try await users.delete(tenantId: tenantId, uids: uids, force: force, actor: actor)
+        let result = try await users.delete(tenant: tenant, uids: uids, force: force, actor: actor)
         var reported: Set<String> = []
         var errors: [BatchDeleteError] = []
         for (index, uid) in uids.enumerated() where result.notDisabled.contains(uid) && reported.insert(uid).inserted {

@@ -30,16 +30,16 @@ public struct AdminAccountService: Sendable {
     /// `accounts` (create): not subject to self-service switches. `DUPLICATE_LOCAL_ID`,
     /// `EMAIL_EXISTS`; a phone number is `OPERATION_NOT_ALLOWED` (`AdminUserPolicy`).
     public func create(
-        tenantId: String?, uid: String?, email: String?, password: String?, emailVerified: Bool, profile: AccountService.Profile,
+        tenant: TenantScope, uid: String?, email: String?, password: String?, emailVerified: Bool, profile: AccountService.Profile,
         disabled: Bool, phoneNumber: String? = nil, actor: String
     ) async throws -> User {
-        let settings = try await tenants.settings(tenantId: tenantId)
+        let settings = try await tenants.settings(tenant: tenant)
         guard phoneNumber == nil else { throw AdminUserPolicy.phoneNumbersUnsupported }
         let profile = try profile.validated()
         let id = uid ?? AccountService.newUID()
         guard !id.isEmpty, id.count <= 128 else { throw AuthError(.invalidLocalId) }
         var user = User(
-            tenantId: tenantId, uid: id, emailVerified: emailVerified, displayName: profile.displayName,
+            tenantId: tenant.tenantId, uid: id, emailVerified: emailVerified, displayName: profile.displayName,
             photoURL: profile.photoURL, disabled: disabled, createdAt: clock.now().date)
         if let email { user.email = try EmailAddress.validate(email) }
         var hash: String?
@@ -119,8 +119,8 @@ public struct AdminAccountService: Sendable {
     /// password and a new email revoke every session (`UserUpdatePolicy`); an explicit
     /// `validSince` wins. `USER_NOT_FOUND`, `EMAIL_EXISTS`, `FEDERATED_USER_ID_ALREADY_LINKED`,
     /// the tenant's password policy's errors, `INVALID_ARGUMENT` for bad values.
-    public func update(tenantId: String?, uid: String, _ changes: Changes, actor: String) async throws -> User {
-        let settings = try await tenants.settings(tenantId: tenantId)
+    public func update(tenant: TenantScope, uid: String, _ changes: Changes, actor: String) async throws -> User {
+        let settings = try await tenants.settings(tenant: tenant)
         guard changes.phoneNumber == nil else { throw AdminUserPolicy.phoneNumbersUnsupported }
         let deleted = try AdminUserPolicy.attributes(changes.deleteAttributes)
         var unlinking = Set(changes.deleteProviders)
@@ -145,21 +145,21 @@ public struct AdminAccountService: Sendable {
         if unlinking.contains(ProviderLink.password) { update.passwordHash = .some(nil) }
         guard
             let user = try await users.update(
-                tenantId: tenantId, uid: uid, update, unlinking: unlinking, linking: changes.linkProvider, actor: actor,
+                tenant: tenant, uid: uid, update, unlinking: unlinking, linking: changes.linkProvider, actor: actor,
                 fields: changes.fieldNames)
         else { throw AuthError(.userNotFound) }
         return user
     }
 
     /// `accounts:delete`: ignores `disabledUserDeletion`. `USER_NOT_FOUND` when absent.
-    public func delete(tenantId: String?, uid: String, actor: String) async throws {
-        _ = try await tenants.settings(tenantId: tenantId)
-        guard try await users.delete(tenantId: tenantId, uid: uid, actor: actor) else { throw AuthError(.userNotFound) }
+    public func delete(tenant: TenantScope, uid: String, actor: String) async throws {
+        _ = try await tenants.settings(tenant: tenant)
+        guard try await users.delete(tenant: tenant, uid: uid, actor: actor) else { throw AuthError(.userNotFound) }
     }
 
     /// `accounts:lookup` by uid: `nil` when there is no such user; any other failure is thrown.
-    public func lookup(tenantId: String?, uid: String) async throws -> User? {
-        _ = try await tenants.settings(tenantId: tenantId)
-        return try await users.find(tenantId: tenantId, uid: uid)?.user
+    public func lookup(tenant: TenantScope, uid: String) async throws -> User? {
+        _ = try await tenants.settings(tenant: tenant)
+        return try await users.find(tenant: tenant, uid: uid)?.user
     }
 }

@@ -50,8 +50,8 @@ public struct AdminKeyService: Sendable {
     }
 
     /// Live keys, all or those of one tenant.
-    public func list(tenantId: String?) async throws -> [AdminKey] {
-        try await keys.list(tenantId: tenantId)
+    public func list(ofTenant tenantId: String?) async throws -> [AdminKey] {
+        try await keys.list(ofTenant: tenantId)
     }
 
     /// Revokes a key at once: its next request is 401.

@@ -18,7 +18,7 @@ public struct AuditLogService: Sendable {
     /// One page of the project's log (`tenantId` narrows it to one tenant's events) and the
     /// next page's token: `pageSize` 1–1000 events (default 100), after `pageToken`'s.
     public func page(
-        tenantId: String?, pageSize: Int?, pageToken: String?
+        ofTenant tenantId: String?, pageSize: Int?, pageToken: String?
     ) async throws -> (
         events: [AuditEvent], nextPageToken: String?
     ) {
@@ -31,7 +31,7 @@ public struct AuditLogService: Sendable {
             guard let id = Int64(pageToken) else { throw AuthError(.invalidArgument, detail: "Invalid page token") }
             before = id
         }
-        let events = try await audit.list(tenantId: tenantId, beforeId: before, limit: size)
+        let events = try await audit.list(ofTenant: tenantId, beforeId: before, limit: size)
         return (events, events.count == size ? events.last.map { String($0.id) } : nil)
     }
 
@@ -42,6 +42,6 @@ public struct AuditLogService: Sendable {
         events: [AuditEvent], nextPageToken: String?
     ) {
         guard TenantID.isValid(tenantId), try await tenants.hasExisted(id: tenantId) else { throw AuthError(.tenantNotFound) }
-        return try await page(tenantId: tenantId, pageSize: pageSize, pageToken: pageToken)
+        return try await page(ofTenant: tenantId, pageSize: pageSize, pageToken: pageToken)
     }
 }

@@ -56,8 +56,8 @@ public struct CustomTokenService: Sendable {
     ///   key, bad signature, and `CustomTokenPolicy`'s rules), `CREDENTIAL_MISMATCH`,
     ///   `TENANT_ID_MISMATCH`, the custom-claim codes, `USER_DISABLED`, and the tenant's
     ///   `TENANT_NOT_FOUND` / `PROJECT_DISABLED`.
-    public func signIn(token: String?, tenantId: String?) async throws -> SignedIn {
-        let settings = try await tenants.settings(tenantId: tenantId)
+    public func signIn(token: String?, tenant: TenantScope) async throws -> SignedIn {
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         guard let token, !token.isEmpty else { throw AuthError(.missingCustomToken) }
         guard let jws = CompactJWS(token) else {
@@ -65,23 +65,23 @@ public struct CustomTokenService: Sendable {
         }
         // Only RS256: `none`, HMAC (keyed with a public key an attacker knows) and the rest never verify.
         guard jws.algorithm == "RS256" else { throw AuthError(.invalidCustomToken, detail: "The custom token must be signed with RS256") }
-        let candidates = try await candidateKeys(for: jws, requestTenantId: tenantId)
+        let candidates = try await candidateKeys(for: jws, request: tenant)
         guard let signer = candidates.first(where: { jws.isSigned(by: $0.key) }) else {
             throw AuthError(.invalidCustomToken, detail: "The custom token's signature does not verify")
         }
         let now = clock.now()
         let accepted = try CustomTokenPolicy.accept(
             jws.claims, signer: .init(email: signer.account.clientEmail, tenantId: signer.account.tenantId),
-            requestTenantId: tenantId, now: now.seconds)
-        return try await startSession(uid: accepted.uid, tenantId: tenantId, developerClaims: accepted.developerClaims, now: now)
+            requestTenantId: tenant.tenantId, now: now.seconds)
+        return try await startSession(uid: accepted.uid, tenant: tenant, developerClaims: accepted.developerClaims, now: now)
     }
 
     /// The keys that may have signed `jws`: the one its `kid` names, or those of its `iss`.
-    private func candidateKeys(for jws: CompactJWS, requestTenantId: String?) async throws -> [ServiceAccountKeyCache.Entry] {
-        let scopes = try await scopes(requestTenantId: requestTenantId, claimed: jws.claims["tenant_id"])
+    private func candidateKeys(for jws: CompactJWS, request: TenantScope) async throws -> [ServiceAccountKeyCache.Entry] {
+        let scopes = try await scopes(request: request, claimed: jws.claims["tenant_id"])
         if let kid = jws.kid {
             for scope in scopes {
-                if let entry = try await keys.key(tenantId: scope, kid: kid) { return [entry] }
+                if let entry = try await keys.key(tenant: scope, kid: kid) { return [entry] }
             }
             throw AuthError(.invalidCustomToken, detail: "No service account has the key the custom token names (kid)")
         }
@@ -89,7 +89,7 @@ public struct CustomTokenService: Sendable {
             throw AuthError(.invalidCustomToken, detail: "A custom token without kid must name its signer (iss)")
         }
         var found: [ServiceAccountKeyCache.Entry] = []
-        for scope in scopes { found += try await keys.keys(tenantId: scope, email: issuer) }
+        for scope in scopes { found += try await keys.keys(tenant: scope, email: issuer) }
         guard !found.isEmpty else {
             throw AuthError(.invalidCustomToken, detail: "No service account has the signer the custom token names (iss)")
         }
@@ -99,30 +99,30 @@ public struct CustomTokenService: Sendable {
     /// Where keys are searched: the request's tenant, the token's own tenant if it names
     /// another existing one (unverified yet: it only picks where to look, the signature and
     /// the policy still decide), then the project.
-    private func scopes(requestTenantId: String?, claimed: JSONValue?) async throws -> [String?] {
-        var scopes: [String?] = [requestTenantId]
-        if case .string(let id)? = claimed, id != requestTenantId, TenantID.isValid(id) {
+    private func scopes(request: TenantScope, claimed: JSONValue?) async throws -> [TenantScope] {
+        var scopes = [request]
+        if case .string(let id)? = claimed, .tenant(id) != request, TenantID.isValid(id) {
             do {
-                _ = try await tenants.settings(tenantId: id)
-                scopes.append(id)
+                _ = try await tenants.settings(tenant: .tenant(id))
+                scopes.append(.tenant(id))
             } catch let error as AuthError where error.code == .tenantNotFound {
                 // A made-up tenant: nothing to look up (and no database round trip for it).
             }
         }
-        if requestTenantId != nil { scopes.append(nil) }
+        if request != .project { scopes.append(.project) }
         return scopes
     }
 
     /// Finds or creates the user, then starts a `custom` session carrying `developerClaims`.
     private func startSession(
-        uid: String, tenantId: String?, developerClaims: [String: JSONValue], now: Timestamp
+        uid: String, tenant: TenantScope, developerClaims: [String: JSONValue], now: Timestamp
     ) async throws -> SignedIn {
         var user: User
-        if let (existing, _) = try await users.find(tenantId: tenantId, uid: uid) {
+        if let (existing, _) = try await users.find(tenant: tenant, uid: uid) {
             user = existing
         } else {
             // A new user and its first session, in one transaction.
-            let created = User(tenantId: tenantId, uid: uid, createdAt: now.date, lastLoginAt: now)
+            let created = User(tenantId: tenant.tenantId, uid: uid, createdAt: now.date, lastLoginAt: now)
             let pending = try await tokens.pendingSession(
                 for: created, signInProvider: Self.signInProvider, now: now, developerClaims: developerClaims)
             do {
@@ -131,7 +131,7 @@ public struct CustomTokenService: Sendable {
                     user: stored, tokens: try tokens.issue(pending, for: stored, started: started), isNewUser: true)
             } catch Conflict.uidTaken {
                 // A concurrent first sign-in of the same uid created it: this one signs in to it.
-                guard let (existing, _) = try await users.find(tenantId: tenantId, uid: uid) else { throw Conflict.uidTaken }
+                guard let (existing, _) = try await users.find(tenant: tenant, uid: uid) else { throw Conflict.uidTaken }
                 user = existing
             }
         }
@@ -141,7 +141,7 @@ public struct CustomTokenService: Sendable {
                 for: user, signInProvider: Self.signInProvider, now: now, developerClaims: developerClaims)
         else {
             // Disabled or deleted between the read and the session.
-            let current = try await users.find(tenantId: tenantId, uid: uid)
+            let current = try await users.find(tenant: tenant, uid: uid)
             throw AuthError(current?.user.disabled == true ? .userDisabled : .userNotFound)
         }
         return SignedIn(user: user, tokens: session, isNewUser: false)

@@ -104,8 +104,8 @@ public struct EmailActionService: Sendable {
     /// same as for a real one and sends nothing.
     public func send(_ request: SendRequest, tenantId named: String?, client: IPAddress?) async throws -> String {
         // A verification or email change carries the user's ID token: its tenant, when the body names none.
-        let tenantId = try accounts.requestTenant(named: named, idToken: request.kind == .passwordReset ? nil : request.idToken)
-        let settings = try await tenants.settings(tenantId: tenantId)
+        let tenant = try accounts.requestTenant(named: named, idToken: request.kind == .passwordReset ? nil : request.idToken)
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         let privacy = EmailPrivacyPolicy(settings: settings)
         // Every request counts, whatever the address: an unknown one would otherwise be a free probe.
@@ -116,20 +116,20 @@ public struct EmailActionService: Sendable {
         switch request.kind {
         case .passwordReset:
             let email = try EmailAddress.validate(try Self.required(request.email, .missingEmail))
-            let user = try await users.find(tenantId: tenantId, email: email)?.user
+            let user = try await users.find(tenant: tenant, email: email)?.user
             guard let user, !user.disabled else {
                 if let refusal = privacy.resetRefusal(accountExists: user != nil) { throw refusal }
                 return email
             }
             target = (user, email)
         case .verifyEmail:
-            let (user, _) = try await accounts.authenticate(idToken: request.idToken, tenantId: tenantId)
+            let (user, _) = try await accounts.authenticate(idToken: request.idToken, tenant: tenant)
             target = (user, try Self.required(user.email, .missingEmail))
         case .verifyAndChangeEmail:
-            let (user, claims) = try await accounts.authenticate(idToken: request.idToken, tenantId: tenantId)
+            let (user, claims) = try await accounts.authenticate(idToken: request.idToken, tenant: tenant)
             try SessionPolicy.requireRecentSignIn(
                 authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds)
-            let address = try await newAddress(request.newEmail, tenantId: tenantId, revealTaken: privacy.revealsTakenAddress)
+            let address = try await newAddress(request.newEmail, tenant: tenant, revealTaken: privacy.revealsTakenAddress)
             target = (user, address)
         }
         do {
@@ -147,24 +147,24 @@ public struct EmailActionService: Sendable {
     /// `returnLink` the link is returned and nothing is sent (`generatePasswordResetLink`,
     /// `generateEmailVerificationLink`, `generateVerifyAndChangeEmailLink`).
     public func adminSend(
-        _ request: SendRequest, tenantId: String?, returnLink: Bool, actor: String
+        _ request: SendRequest, tenant: TenantScope, returnLink: Bool, actor: String
     ) async throws -> (email: String, link: String?) {
-        let settings = try await tenants.settings(tenantId: tenantId)
+        let settings = try await tenants.settings(tenant: tenant)
         let email = try EmailAddress.validate(try Self.required(request.email, .missingEmail))
-        guard let user = try await users.find(tenantId: tenantId, email: email)?.user else {
+        guard let user = try await users.find(tenant: tenant, email: email)?.user else {
             throw AuthError(.emailNotFound)
         }
         let address =
             request.kind == .verifyAndChangeEmail
-            ? try await newAddress(request.newEmail, tenantId: tenantId, revealTaken: true) : email
+            ? try await newAddress(request.newEmail, tenant: tenant, revealTaken: true) : email
         let link = try await issue(request, for: user, address: address, settings: settings, sending: !returnLink, actor: actor)
         return (email, returnLink ? link : nil)
     }
 
     /// A validated new address that no other account holds (when that may be said).
-    private func newAddress(_ text: String?, tenantId: String?, revealTaken: Bool) async throws -> String {
+    private func newAddress(_ text: String?, tenant: TenantScope, revealTaken: Bool) async throws -> String {
         let address = try EmailAddress.validate(try Self.required(text, .missingNewEmail))
-        if revealTaken, try await users.find(tenantId: tenantId, email: address) != nil {
+        if revealTaken, try await users.find(tenant: tenant, email: address) != nil {
             throw AuthError(.emailExists)
         }
         return address
@@ -174,6 +174,7 @@ public struct EmailActionService: Sendable {
     private func issue(
         _ request: SendRequest, for user: User, address: String, settings: TenantSettings, sending: Bool, actor: String
     ) async throws -> String {
+        let tenant = user.scope
         let tenantId = user.tenantId
         let continueURL = try request.continueURL.map { url throws(AuthError) in
             try ContinueURLPolicy.validate(url, authorizedDomains: settings.authorizedDomains, publicURL: links.publicURL)
@@ -185,7 +186,7 @@ public struct EmailActionService: Sendable {
             continueURL: continueURL, languageCode: request.locale, tenantId: tenantId)
         var entry: OutboxEntry?
         if sending {
-            guard try await delivery.delivery(for: settings, tenantId: tenantId) != nil else {
+            guard try await delivery.delivery(for: settings, tenant: tenant) != nil else {
                 throw AuthError(.operationNotAllowed, detail: "no email delivery is configured for this tenant")
             }
             let message = EmailMessage(
@@ -196,7 +197,7 @@ public struct EmailActionService: Sendable {
                 tenantId: tenantId, kind: request.kind, uid: user.uid, recipient: address,
                 sealedContent: try masterKey.seal(
                     Array(message.content.serialized().utf8),
-                    context: EmailDeliveryService.sealingContext(tenantId: tenantId)))
+                    context: EmailDeliveryService.sealingContext(tenant: tenant)))
         }
         let record = AuditEntry(
             tenantId: tenantId, actor: actor, action: sending ? "email.sent" : "email.link_generated",
@@ -206,7 +207,7 @@ public struct EmailActionService: Sendable {
         try await database.withTransaction { [codes, outbox, audit, entry] transaction in
             guard
                 let issuer = try await codes.lockIssuer(
-                    tenantId: tenantId, uid: user.uid, kind: request.kind, now: now, in: transaction)
+                    tenant: tenant, uid: user.uid, kind: request.kind, now: now, in: transaction)
             else { throw AuthError(.userNotFound) }
             try EmailActionPolicy.requireUnflooded(request.kind, recentCodes: issuer.recentCodes)
             try await codes.insert(
@@ -228,17 +229,17 @@ public struct EmailActionService: Sendable {
     /// the action page before its form); `INVALID_OOB_CODE` for a code that no longer works
     /// (`EmailActionPolicy.requireLive(_:for:)`).
     /// - Returns: the code, and its user's current email (the old address of an email change).
-    public func inspect(code: String?, tenantId: String?) async throws -> (ActionCode, currentEmail: String?) {
-        let settings = try await tenants.settings(tenantId: tenantId)
+    public func inspect(code: String?, tenant: TenantScope) async throws -> (ActionCode, currentEmail: String?) {
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        return try await live(Self.hash(code), tenantId: tenantId)
+        return try await live(Self.hash(code), tenant: tenant)
     }
 
     /// The unused, unexpired code with this hash, if it still works for its user as stored now.
-    private func live(_ codeHash: [UInt8], tenantId: String?) async throws -> (ActionCode, currentEmail: String?) {
+    private func live(_ codeHash: [UInt8], tenant: TenantScope) async throws -> (ActionCode, currentEmail: String?) {
         let found = try EmailActionPolicy.requireUnexpired(
-            try await codes.find(tenantId: tenantId, codeHash: codeHash), now: clock.now())
-        guard let user = try await users.find(tenantId: tenantId, uid: found.uid)?.user else {
+            try await codes.find(tenant: tenant, codeHash: codeHash), now: clock.now())
+        guard let user = try await users.find(tenant: tenant, uid: found.uid)?.user else {
             throw AuthError(.invalidOobCode)
         }
         try EmailActionPolicy.requireLive(found, for: user)
@@ -246,25 +247,25 @@ public struct EmailActionService: Sendable {
     }
 
     /// `accounts:update` with `oobCode`: applies a verification or an email change.
-    public func apply(code: String?, tenantId: String?) async throws -> (ActionCode, User) {
-        let settings = try await tenants.settings(tenantId: tenantId)
+    public func apply(code: String?, tenant: TenantScope) async throws -> (ActionCode, User) {
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         let (applied, user) = try await consume(
-            code, tenantId: tenantId, kinds: [.verifyEmail, .verifyAndChangeEmail], passwordHash: nil)
+            code, tenant: tenant, kinds: [.verifyEmail, .verifyAndChangeEmail], passwordHash: nil)
         return (onwards(applied, settings: settings), user)
     }
 
     /// `accounts:resetPassword` with `oobCode` and `newPassword`: sets the password, marks the
     /// email verified and revokes every session. The code is spent only if the password is
     /// accepted.
-    public func resetPassword(code: String?, newPassword: String, tenantId: String?) async throws -> (ActionCode, User) {
-        let settings = try await tenants.settings(tenantId: tenantId)
+    public func resetPassword(code: String?, newPassword: String, tenant: TenantScope) async throws -> (ActionCode, User) {
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         // A dead code is refused before the password costs a hash.
-        _ = try await live(Self.hash(code), tenantId: tenantId)
+        _ = try await live(Self.hash(code), tenant: tenant)
         try settings.passwordPolicy.check(newPassword)
         let passwordHash = try await passwords.hash(newPassword, settings: settings)
-        let (applied, user) = try await consume(code, tenantId: tenantId, kinds: [.passwordReset], passwordHash: passwordHash)
+        let (applied, user) = try await consume(code, tenant: tenant, kinds: [.passwordReset], passwordHash: passwordHash)
         return (onwards(applied, settings: settings), user)
     }
 
@@ -280,24 +281,24 @@ public struct EmailActionService: Sendable {
     }
 
     private func consume(
-        _ code: String?, tenantId: String?, kinds: Set<EmailActionKind>, passwordHash: String?
+        _ code: String?, tenant: TenantScope, kinds: Set<EmailActionKind>, passwordHash: String?
     ) async throws -> (ActionCode, User) {
         let now = clock.now()
         let codeHash = try Self.hash(code)
         // The code is spent exactly when the change is written: anything thrown leaves it unspent.
         return try await database.withTransaction { [codes, users, audit] transaction in
-            let used = try await codes.use(tenantId: tenantId, codeHash: codeHash, kinds: kinds, now: now, in: transaction)
+            let used = try await codes.use(tenant: tenant, codeHash: codeHash, kinds: kinds, now: now, in: transaction)
             let code = try EmailActionPolicy.requireUnexpired(used, now: now)
             // A code outliving its user (issued as the user was deleted) proves nothing.
-            guard let user = try await users.lock(tenantId: tenantId, uid: code.uid, in: transaction) else {
+            guard let user = try await users.lock(tenant: tenant, uid: code.uid, in: transaction) else {
                 throw AuthError(.invalidOobCode)
             }
             let update = try EmailActionPolicy.change(applying: code, to: user, passwordHash: passwordHash, now: now)
-            guard let updated = try await users.update(tenantId: tenantId, uid: code.uid, update, requiring: .none, in: transaction)
+            guard let updated = try await users.update(tenant: tenant, uid: code.uid, update, requiring: .none, in: transaction)
             else { throw AuthError(.invalidOobCode) }
             try await audit.record(
                 AuditEntry(
-                    tenantId: tenantId, actor: "user:\(code.uid)", action: "email.applied", target: "users/\(code.uid)",
+                    tenantId: tenant.tenantId, actor: "user:\(code.uid)", action: "email.applied", target: "users/\(code.uid)",
                     after: .object(["type": .string(code.kind.rawValue)])),
                 in: transaction)
             return (code, updated)

@@ -72,27 +72,27 @@ public struct EmailDeliveryService: Service {
 
     /// How messages of the tenant with `settings` are delivered: its own `emailDelivery`,
     /// else the project's, else the daemon's default; `nil` when none is configured.
-    public func delivery(for settings: TenantSettings, tenantId: String?) async throws -> EmailDelivery? {
+    public func delivery(for settings: TenantSettings, tenant: TenantScope) async throws -> EmailDelivery? {
         if let own = settings.emailDelivery { return own }
-        if tenantId != nil, let project = try await tenants.settings(tenantId: nil).emailDelivery { return project }
+        if tenant != .project, let project = try await tenants.settings(tenant: .project).emailDelivery { return project }
         return configuration.defaultDelivery
     }
 
     /// The secret the tenant's webhooks are signed with now (its `webhookSecretVersion`),
     /// for the receiver to configure; reading it is audited.
-    public func webhookSecret(tenantId: String?, actor: String) async throws -> (secret: String, version: Int) {
-        let settings = try await tenants.settings(tenantId: tenantId)
-        let version = try await delivery(for: settings, tenantId: tenantId)?.webhookSecretVersion ?? 1
+    public func webhookSecret(tenant: TenantScope, actor: String) async throws -> (secret: String, version: Int) {
+        let settings = try await tenants.settings(tenant: tenant)
+        let version = try await delivery(for: settings, tenant: tenant)?.webhookSecretVersion ?? 1
         try await audit.record(
             AuditEntry(
-                tenantId: tenantId, actor: actor, action: "email.webhook_secret_read",
-                target: tenantId.map { "tenants/\($0)" } ?? "config", after: .object(["version": .integer(Int64(version))])))
-        return (webhookKeys.secret(tenantId: tenantId, version: version), version)
+                tenantId: tenant.tenantId, actor: actor, action: "email.webhook_secret_read",
+                target: tenant.tenantId.map { "tenants/\($0)" } ?? "config", after: .object(["version": .integer(Int64(version))])))
+        return (webhookKeys.secret(tenantId: tenant.tenantId, version: version), version)
     }
 
     /// The context outbox contents are sealed under: a row moved to another tenant does not open.
-    static func sealingContext(tenantId: String?) -> String {
-        "portcullis email outbox v1:\(tenantId ?? "")"
+    static func sealingContext(tenant: TenantScope) -> String {
+        "portcullis email outbox v1:\(tenant.key)"
     }
 
     /// Asks the running service to look at the outbox now.
@@ -141,11 +141,11 @@ public struct EmailDeliveryService: Service {
 
     /// One attempt at one message; whether it was delivered.
     private func attempt(_ claimed: ClaimedMessage) async -> Bool {
-        let tenantId = claimed.entry.tenantId
+        let tenant = TenantScope(claimed.entry.tenantId)
         do {
             let message = try open(claimed)
-            let settings = try await tenants.settings(tenantId: tenantId)
-            guard let delivery = try await delivery(for: settings, tenantId: tenantId),
+            let settings = try await tenants.settings(tenant: tenant)
+            guard let delivery = try await delivery(for: settings, tenant: tenant),
                 let channel = channels[delivery.channel]
             else { throw EmailDeliveryFailure(description: "no email delivery is configured") }
             try await channel.deliver(message, delivery: delivery)
@@ -153,7 +153,7 @@ public struct EmailDeliveryService: Service {
             logger.info(
                 "email action delivered",
                 metadata: [
-                    "message": "\(claimed.id)", "type": "\(claimed.entry.kind.rawValue)", "tenant": "\(tenantId ?? "")",
+                    "message": "\(claimed.id)", "type": "\(claimed.entry.kind.rawValue)", "tenant": "\(tenant.key)",
                     "channel": "\(delivery.channel.rawValue)", "attempt": "\(claimed.attempts)",
                 ])
             return true
@@ -165,7 +165,7 @@ public struct EmailDeliveryService: Service {
 
     private func open(_ claimed: ClaimedMessage) throws -> EmailMessage {
         let entry = claimed.entry
-        let bytes = try masterKey.open(entry.sealedContent, context: Self.sealingContext(tenantId: entry.tenantId))
+        let bytes = try masterKey.open(entry.sealedContent, context: Self.sealingContext(tenant: TenantScope(entry.tenantId)))
         return try EmailMessage(
             id: claimed.id, tenantId: entry.tenantId, kind: entry.kind, uid: entry.uid, recipient: entry.recipient,
             content: JSONValue.parse(bytes))

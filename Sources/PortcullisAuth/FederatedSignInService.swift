@@ -62,13 +62,13 @@ public struct FederatedSignInService: Sendable {
         tenantId named: String?, credential: FederatedCredential, idToken: String?, client: IPAddress?
     ) async throws -> Outcome {
         // Linking belongs to the token's tenant when the body names none.
-        let tenantId = try accounts.requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenantId: tenantId)
+        let tenant = try accounts.requestTenant(named: named, idToken: idToken)
+        let settings = try await tenants.settings(tenant: tenant)
         try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         guard IdentityProvider.isFederated(credential.providerId) else {
             throw AuthError(.invalidProviderId)
         }
-        guard let provider = try await providers.provider(credential.providerId, tenantId: tenantId), provider.enabled else {
+        guard let provider = try await providers.provider(credential.providerId, tenant: tenant), provider.enabled else {
             throw AuthError(.operationNotAllowed, detail: "\(credential.providerId) is not enabled for this tenant")
         }
         let identity = try Self.normalized(try await verifier.verify(credential, with: provider))
@@ -78,18 +78,18 @@ public struct FederatedSignInService: Sendable {
             displayName: identity.displayName, photoURL: identity.photoURL)
         if let idToken {
             return try await linkExplicitly(
-                link, identity: identity, provesEmail: provesEmail, idToken: idToken, settings: settings, tenantId: tenantId)
+                link, identity: identity, provesEmail: provesEmail, idToken: idToken, settings: settings, tenant: tenant)
         }
         // A concurrent first sign-in of the same identity (or a sign-up taking the email) can
         // win the race to create the account: the next round finds what it made.
         for _ in 0..<3 {
-            if let outcome = try await signInExisting(link, identity: identity, provesEmail: provesEmail, tenantId: tenantId) {
+            if let outcome = try await signInExisting(link, identity: identity, provesEmail: provesEmail, tenant: tenant) {
                 return outcome
             }
             if let email = identity.email {
                 do {
                     if let outcome = try await signInByEmail(
-                        link, email: email, identity: identity, provesEmail: provesEmail, settings: settings, tenantId: tenantId)
+                        link, email: email, identity: identity, provesEmail: provesEmail, settings: settings, tenant: tenant)
                     {
                         return outcome
                     }
@@ -103,7 +103,7 @@ public struct FederatedSignInService: Sendable {
                 throw AuthError(.tooManyAttemptsTryLater)
             }
             let user = User(
-                tenantId: tenantId, uid: AccountService.newUID(), email: identity.email, emailVerified: provesEmail,
+                tenantId: tenant.tenantId, uid: AccountService.newUID(), email: identity.email, emailVerified: provesEmail,
                 displayName: identity.displayName, photoURL: identity.photoURL, providers: [link], createdAt: now.date,
                 lastLoginAt: now)
             let pending = try await tokens.pendingSession(for: user, signInProvider: link.providerId, now: now)
@@ -136,12 +136,12 @@ public struct FederatedSignInService: Sendable {
 
     /// The identity is linked already: sign in to its account.
     private func signInExisting(
-        _ link: ProviderLink, identity: FederatedIdentity, provesEmail: Bool, tenantId: String?
+        _ link: ProviderLink, identity: FederatedIdentity, provesEmail: Bool, tenant: TenantScope
     ) async throws -> Outcome? {
-        guard let (user, stored) = try await links.account(tenantId: tenantId, providerId: link.providerId, federatedId: link.federatedId)
+        guard let (user, stored) = try await links.account(tenant: tenant, providerId: link.providerId, federatedId: link.federatedId)
         else { return nil }
         guard !user.disabled else { throw AuthError(.userDisabled) }
-        if stored != link { try await links.refresh(link, tenantId: tenantId) }
+        if stored != link { try await links.refresh(link, tenant: tenant) }
         guard let session = try await tokens.startSession(for: user, signInProvider: link.providerId, now: clock.now()) else {
             throw try await AccountService.missing(user, in: users)
         }
@@ -156,11 +156,11 @@ public struct FederatedSignInService: Sendable {
     /// `Conflict.identityLinked` when the identity got linked elsewhere meanwhile.
     private func signInByEmail(
         _ link: ProviderLink, email: String, identity: FederatedIdentity, provesEmail: Bool, settings: TenantSettings,
-        tenantId: String?
+        tenant: TenantScope
     ) async throws -> Outcome? {
-        let signer = try await tokens.signer(tenantId: tenantId)
+        let signer = try await tokens.signer(tenant: tenant)
         let match: EmailMatch = try await database.withTransaction { [users, links, tokens, clock] transaction in
-            guard let user = try await users.lock(tenantId: tenantId, email: email, in: transaction) else { return .noAccount }
+            guard let user = try await users.lock(tenant: tenant, email: email, in: transaction) else { return .noAccount }
             guard !user.disabled else { throw AuthError(.userDisabled) }
             // Read once the lock is held: the revocation and the session date from then.
             let now = clock.now()
@@ -169,13 +169,13 @@ public struct FederatedSignInService: Sendable {
                 emailVerified: user.emailVerified, incomingProvesEmail: provesEmail)
             if case .needConfirmation = decision { return .needConfirmation(user) }
             if case .replace(let unlinking, _) = decision {
-                try await links.unlink(Set(unlinking), from: user.uid, tenantId: tenantId, in: transaction)
+                try await links.unlink(Set(unlinking), from: user.uid, tenant: tenant, in: transaction)
             }
-            try await links.link(link, to: user.uid, tenantId: tenantId, in: transaction)
+            try await links.link(link, to: user.uid, tenant: tenant, in: transaction)
             let update = UserUpdatePolicy.linking(
                 decision, provesEmail: provesEmail, displayName: identity.displayName, photoURL: identity.photoURL, now: now)
             // Each statement sees the ones before it: the links read back are the new ones.
-            guard let linked = try await users.update(tenantId: tenantId, uid: user.uid, update, requiring: .enabled, in: transaction)
+            guard let linked = try await users.update(tenant: tenant, uid: user.uid, update, requiring: .enabled, in: transaction)
             else { throw AuthError(.userDisabled) }
             // After a takeover the owner's session starts at the revocation's watermark, however
             // far ahead another instance's clock put it: it must outlive the sessions it ended.
@@ -217,34 +217,34 @@ public struct FederatedSignInService: Sendable {
     /// session are one transaction under the account's row lock.
     private func linkExplicitly(
         _ link: ProviderLink, identity: FederatedIdentity, provesEmail: Bool, idToken: String, settings: TenantSettings,
-        tenantId: String?
+        tenant: TenantScope
     ) async throws -> Outcome {
-        let (user, claims) = try await accounts.authenticate(idToken: idToken, tenantId: tenantId)
+        let (user, claims) = try await accounts.authenticate(idToken: idToken, tenant: tenant)
         try SessionPolicy.requireRecentSignIn(
             authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds,
             anonymous: SessionPolicy.isGuestSession(user, signInProvider: claims.signInProvider))
-        if let (owner, _) = try await links.account(tenantId: tenantId, providerId: link.providerId, federatedId: link.federatedId),
+        if let (owner, _) = try await links.account(tenant: tenant, providerId: link.providerId, federatedId: link.federatedId),
             owner.uid != user.uid
         {
             throw AuthError(.federatedUserIdAlreadyLinked)
         }
-        if let email = identity.email, let other = try await users.find(tenantId: tenantId, email: email)?.user,
+        if let email = identity.email, let other = try await users.find(tenant: tenant, email: email)?.user,
             other.uid != user.uid
         {
             throw AuthError(.emailExists)
         }
-        let signer = try await tokens.signer(tenantId: tenantId)
+        let signer = try await tokens.signer(tenant: tenant)
         let session: TokenService.StartedSession? = try await database.withTransaction { [users, links, tokens, clock] transaction in
-            guard var linked = try await users.lock(tenantId: tenantId, uid: user.uid, in: transaction) else { return nil }
+            guard var linked = try await users.lock(tenant: tenant, uid: user.uid, in: transaction) else { return nil }
             // The token must still be live for the account as locked: a revocation that
             // committed after it was checked (a password change) ends its right to add a way in.
             try SessionPolicy.requireLive(authTime: claims.authTime, validSince: linked.validSince, disabled: linked.disabled)
             let now = clock.now()
-            try await links.link(link, to: linked.uid, tenantId: tenantId, in: transaction)
+            try await links.link(link, to: linked.uid, tenant: tenant, in: transaction)
             if linked.email == nil, let email = identity.email {
                 let update = UserUpdate(email: .some(email), emailVerified: provesEmail)
                 guard
-                    let updated = try await users.update(tenantId: tenantId, uid: linked.uid, update, requiring: .enabled, in: transaction)
+                    let updated = try await users.update(tenant: tenant, uid: linked.uid, update, requiring: .enabled, in: transaction)
                 else { return nil }
                 linked = updated
             }

@@ -37,11 +37,11 @@ public struct IdentityProviderAdminService: Sendable {
     /// `oidc.` and 1–64 letters, digits, `-`, `_`, `.`) or the body names a field the
     /// resource does not have; `CONFIGURATION_EXISTS` when it is configured already.
     public func create(
-        kind: Kind, providerId: String?, tenantId: String?, body: JSONValue, actor: String
+        kind: Kind, providerId: String?, tenant: TenantScope, body: JSONValue, actor: String
     ) async throws
         -> IdentityProvider
     {
-        try await requireTenant(tenantId)
+        try await requireTenant(tenant)
         guard let providerId, kind.accepts(providerId) else {
             throw AuthError(
                 .invalidArgument,
@@ -51,37 +51,37 @@ public struct IdentityProviderAdminService: Sendable {
         }
         try IdentityProvider.schema.check(body)
         let provider = try IdentityProvider(providerId: providerId, json: body)
-        try await repository.create(provider, tenantId: tenantId, actor: actor)
+        try await repository.create(provider, tenant: tenant, actor: actor)
         return provider
     }
 
     /// The configuration; `CONFIGURATION_NOT_FOUND` when absent or of the other kind.
-    public func get(kind: Kind, providerId: String, tenantId: String?) async throws -> IdentityProvider {
-        try await requireTenant(tenantId)
-        guard kind.accepts(providerId), let provider = try await cache.provider(providerId, tenantId: tenantId) else {
+    public func get(kind: Kind, providerId: String, tenant: TenantScope) async throws -> IdentityProvider {
+        try await requireTenant(tenant)
+        guard kind.accepts(providerId), let provider = try await cache.provider(providerId, tenant: tenant) else {
             throw AuthError(.configurationNotFound)
         }
         return provider
     }
 
     /// Every configuration of `kind` for the tenant, ordered by id.
-    public func list(kind: Kind, tenantId: String?) async throws -> [IdentityProvider] {
-        try await requireTenant(tenantId)
-        return try await repository.list(tenantId: tenantId).filter { kind.accepts($0.providerId) }
+    public func list(kind: Kind, tenant: TenantScope) async throws -> [IdentityProvider] {
+        try await requireTenant(tenant)
+        return try await repository.list(tenant: tenant).filter { kind.accepts($0.providerId) }
     }
 
     /// Applies a PATCH: the masked fields from `body`, or the whole resource when the mask
     /// is empty (the client secret is kept unless the body or mask names it).
     public func update(
-        kind: Kind, providerId: String, tenantId: String?, body: JSONValue, updateMask: String?, actor: String
+        kind: Kind, providerId: String, tenant: TenantScope, body: JSONValue, updateMask: String?, actor: String
     ) async throws -> IdentityProvider {
-        try await requireTenant(tenantId)
+        try await requireTenant(tenant)
         try IdentityProvider.schema.check(body)
         let mask = try FieldMask(parsing: updateMask, schema: IdentityProvider.schema)
         let patch = body.camelCasedKeys()
         guard kind.accepts(providerId),
             let updated = try await repository.update(
-                tenantId: tenantId, providerId: providerId, actor: actor,
+                tenant: tenant, providerId: providerId, actor: actor,
                 change: { current in
                     var merged = mask.apply(patch, to: current.storedJSON)
                     if mask.isEmpty, patch.value(at: ["clientSecret"]) == nil, let secret = current.clientSecret {
@@ -94,15 +94,15 @@ public struct IdentityProviderAdminService: Sendable {
     }
 
     /// Deletes the configuration; `CONFIGURATION_NOT_FOUND` when absent.
-    public func delete(kind: Kind, providerId: String, tenantId: String?, actor: String) async throws {
-        try await requireTenant(tenantId)
-        guard kind.accepts(providerId), try await repository.delete(tenantId: tenantId, providerId: providerId, actor: actor)
+    public func delete(kind: Kind, providerId: String, tenant: TenantScope, actor: String) async throws {
+        try await requireTenant(tenant)
+        guard kind.accepts(providerId), try await repository.delete(tenant: tenant, providerId: providerId, actor: actor)
         else { throw AuthError(.configurationNotFound) }
     }
 
-    private func requireTenant(_ tenantId: String?) async throws {
+    private func requireTenant(_ tenant: TenantScope) async throws {
         do {
-            _ = try await tenants.settings(tenantId: tenantId)
+            _ = try await tenants.settings(tenant: tenant)
         } catch let error as AuthError {
             throw error.onResourcePath()
         }

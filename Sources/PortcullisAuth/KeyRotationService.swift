@@ -5,7 +5,7 @@ public import ServiceLifecycle
 
 /// Scheduled key rotation: every hour, each tenant whose signing key is older than
 /// the rotation period gets its next key published, to sign once verifiers' cached
-/// JWKS have had time to pick it up (``KeyringService/scheduleRotation(tenantId:dueAfterSeconds:)``).
+/// JWKS have had time to pick it up (``KeyringService/scheduleRotation(tenant:dueAfterSeconds:)``).
 /// Several instances may run it: the rotation takes an advisory lock and checks
 /// again under it that the key is still due.
 public struct KeyRotationService: Service {
@@ -48,7 +48,7 @@ public struct KeyRotationService: Service {
             for tenantId in due {
                 do {
                     let period = Int(period.components.seconds)
-                    if try await keyrings.scheduleRotation(tenantId: tenantId, dueAfterSeconds: period) {
+                    if try await keyrings.scheduleRotation(tenant: TenantScope(tenantId), dueAfterSeconds: period) {
                         logger.notice(
                             "published the next signing key",
                             metadata: [

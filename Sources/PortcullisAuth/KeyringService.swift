@@ -12,9 +12,9 @@ public import PortcullisStore
 /// loser adopts the winner's key. Private keys are opened with the master key
 /// only here.
 ///
-/// Rotation comes in two kinds. An operator's (``rotate(tenantId:actor:)``) is
+/// Rotation comes in two kinds. An operator's (``rotate(tenant:actor:)``) is
 /// immediate: it is what one does after a key leaks. A scheduled one
-/// (``scheduleRotation(tenantId:dueAfterSeconds:)``) publishes the next key in the
+/// (``scheduleRotation(tenant:dueAfterSeconds:)``) publishes the next key in the
 /// JWKS ``rotationLeadSeconds`` (twice the JWKS `max-age`) before it signs, so a
 /// verifier holding a cached JWKS never meets a `kid` it has not seen; every
 /// instance's keyring switches keys at that second by itself.
@@ -46,65 +46,65 @@ public final class KeyringService: InvalidationSubscriber {
     public var rotationLeadSeconds: Int { 2 * jwksMaxAgeSeconds }
 
     /// The tenant's keyring (`nil`: project users), from memory when cached.
-    public func keyring(tenantId: String?) async throws -> Keyring {
-        try await cache.value(for: tenantId ?? "") { try await load(tenantId: tenantId) }
+    public func keyring(tenant: TenantScope) async throws -> Keyring {
+        try await cache.value(for: tenant.key) { try await load(tenant: tenant) }
     }
 
-    private func load(tenantId: String?) async throws -> Keyring {
+    private func load(tenant: TenantScope) async throws -> Keyring {
         // The tenant check comes first and is answered from the settings cache (absent tenants
         // included), so tokens naming made-up tenants cost no database round trip.
-        let settings = try await tenants.settings(tenantId: tenantId)
+        let settings = try await tenants.settings(tenant: tenant)
         let now = clock.now().date
-        var stored = try await keys.published(tenantId: tenantId, at: now)
+        var stored = try await keys.published(tenant: tenant, at: now)
         if !stored.contains(where: { $0.retireTime == nil }) {
             do {
                 try await keys.activate(
-                    tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
+                    tenant: tenant, key: seal(Self.generate(settings.signingAlgorithm), tenant: tenant),
                     activation: .first, publishRetiredSeconds: 0, actor: "system", at: now)
             } catch Conflict.tenantMissing {
                 // Deleted since this instance cached its settings: a tenant that is not there has no keys.
                 throw AuthError(.tenantNotFound)
             }
-            stored = try await keys.published(tenantId: tenantId, at: now)
+            stored = try await keys.published(tenant: tenant, at: now)
         }
         let pending = stored.first { $0.state(at: now) == .pending }
         guard let active = stored.last(where: { $0.state(at: now) == .active }) else { throw AuthError(.internalError) }
-        let opened = try stored.filter { $0.kid != pending?.kid }.map { try open($0, tenantId: tenantId) }
+        let opened = try stored.filter { $0.kid != pending?.kid }.map { try open($0, tenant: tenant) }
         return try await Keyring(
-            active: try open(active, tenantId: tenantId), keys: opened,
-            next: try pending.map { (try open($0, tenantId: tenantId), Int64($0.signsFrom.timeIntervalSince1970.rounded(.up))) })
+            active: try open(active, tenant: tenant), keys: opened,
+            next: try pending.map { (try open($0, tenant: tenant), Int64($0.signsFrom.timeIntervalSince1970.rounded(.up))) })
     }
 
     /// Rotates now: a new active key in the tenant's algorithm; the old one stays
     /// published for the ID-token lifetime plus five minutes of clock skew. A key a
     /// scheduled rotation published but has not started signing with is dropped.
-    public func rotate(tenantId: String?, actor: String) async throws -> Keyring {
-        let settings = try await tenants.settings(tenantId: tenantId)
+    public func rotate(tenant: TenantScope, actor: String) async throws -> Keyring {
+        let settings = try await tenants.settings(tenant: tenant)
         try await keys.activate(
-            tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
+            tenant: tenant, key: seal(Self.generate(settings.signingAlgorithm), tenant: tenant),
             activation: .immediately, publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: actor,
             at: clock.now().date)
         // The activation's commit has dropped the cached keyring (it announces `.signingKeys`).
-        return try await keyring(tenantId: tenantId)
+        return try await keyring(tenant: tenant)
     }
 
     /// A scheduled rotation, if the tenant's newest key is older than `dueAfterSeconds`
     /// (another instance may have rotated it meanwhile): the next key is published now and
     /// signs ``rotationLeadSeconds`` later. Returns whether it rotated.
     @discardableResult
-    public func scheduleRotation(tenantId: String?, dueAfterSeconds: Int) async throws -> Bool {
-        let settings = try await tenants.settings(tenantId: tenantId)
+    public func scheduleRotation(tenant: TenantScope, dueAfterSeconds: Int) async throws -> Bool {
+        let settings = try await tenants.settings(tenant: tenant)
         let rotated = try await keys.activate(
-            tenantId: tenantId, key: seal(Self.generate(settings.signingAlgorithm), tenantId: tenantId),
+            tenant: tenant, key: seal(Self.generate(settings.signingAlgorithm), tenant: tenant),
             activation: .scheduled(leadSeconds: rotationLeadSeconds, dueAfterSeconds: dueAfterSeconds),
             publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: "system", at: clock.now().date)
         return rotated
     }
 
     /// Every key with its state (no private parts), for `GET …/keys`.
-    public func list(tenantId: String?) async throws -> [StoredSigningKey] {
-        _ = try await keyring(tenantId: tenantId)
-        return try await keys.all(tenantId: tenantId)
+    public func list(tenant: TenantScope) async throws -> [StoredSigningKey] {
+        _ = try await keyring(tenant: tenant)
+        return try await keys.all(tenant: tenant)
     }
 
     /// A new key, made on NIO's blocking-work pool: an RSA-2048 key takes tens to hundreds
@@ -113,29 +113,29 @@ public final class KeyringService: InvalidationSubscriber {
         try await NIOThreadPool.singleton.runIfActive { try SigningKey.generate(algorithm) }
     }
 
-    private func seal(_ key: SigningKey, tenantId: String?) throws -> StoredSigningKey {
+    private func seal(_ key: SigningKey, tenant: TenantScope) throws -> StoredSigningKey {
         StoredSigningKey(
             kid: key.kid, algorithm: key.algorithm.rawValue, publicJWK: key.publicJWK,
-            sealedPrivateKey: try masterKey.seal(Array(key.privateMaterial.utf8), context: Self.context(tenantId, key.kid)),
+            sealedPrivateKey: try masterKey.seal(Array(key.privateMaterial.utf8), context: Self.context(tenant, key.kid)),
             createTime: clock.now().date, retireTime: nil)
     }
 
-    private func open(_ stored: StoredSigningKey, tenantId: String?) throws -> SigningKey {
+    private func open(_ stored: StoredSigningKey, tenant: TenantScope) throws -> SigningKey {
         guard let algorithm = TenantSettings.SigningAlgorithm(rawValue: stored.algorithm) else {
             throw AuthError(.internalError)
         }
-        let material = try masterKey.open(stored.sealedPrivateKey, context: Self.context(tenantId, stored.kid))
+        let material = try masterKey.open(stored.sealedPrivateKey, context: Self.context(tenant, stored.kid))
         return SigningKey(
             kid: stored.kid, algorithm: algorithm, publicJWK: stored.publicJWK,
             privateMaterial: String(decoding: material, as: UTF8.self))
     }
 
     /// The AES-GCM associated data binding a sealed key to its row.
-    static func context(_ tenantId: String?, _ kid: String) -> String { "portcullis-signing-key:\(tenantId ?? ""):\(kid)" }
+    static func context(_ tenant: TenantScope, _ kid: String) -> String { "portcullis-signing-key:\(tenant.key):\(kid)" }
 
     public func invalidate(_ event: InvalidationEvent) {
         switch event {
-        case .signingKeys(let tenantId): cache.invalidate(tenantId ?? "")
+        case .signingKeys(let tenant): cache.invalidate(tenant.key)
         case .tenant(let id, let version) where version == 0: cache.invalidate(id)
         default: return
         }

@@ -50,7 +50,7 @@ public struct ProviderTokenRevocationService: Sendable {
     @discardableResult
     public func revoke(_ request: Request, tenantId named: String?) async throws -> Bool {
         let (user, _) = try await accounts.signedInCaller(idToken: request.idToken, tenantId: named)
-        let tenantId = user.tenantId
+        let tenant = user.scope
         guard request.providerId == "apple.com" else {
             throw AuthError(.invalidArgument, detail: "providerId: only apple.com tokens can be revoked")
         }
@@ -64,7 +64,7 @@ public struct ProviderTokenRevocationService: Sendable {
         case "CODE"?, "3"?: hint = "authorization_code"
         default: throw AuthError(.invalidArgument, detail: "tokenType must be ACCESS_TOKEN, REFRESH_TOKEN or CODE")
         }
-        let provider = try await providers.provider("apple.com", tenantId: tenantId)
+        let provider = try await providers.provider("apple.com", tenant: tenant)
         var revoked = false
         if let provider, provider.enabled, let secret = provider.clientSecret, let endpoint = provider.effectiveRevocationURI {
             let form = URLEncodedForm.encode([
@@ -80,7 +80,7 @@ public struct ProviderTokenRevocationService: Sendable {
         }
         try await audit.record(
             AuditEntry(
-                tenantId: tenantId, actor: "user:\(user.uid)", action: "user.provider_token_revoke", target: "users/\(user.uid)",
+                tenantId: tenant.tenantId, actor: "user:\(user.uid)", action: "user.provider_token_revoke", target: "users/\(user.uid)",
                 after: .object(["providerId": "apple.com", "tokenType": .string(hint), "revokedAtProvider": .bool(revoked)])))
         return revoked
     }

@@ -1,4 +1,4 @@
-import PortcullisCore
+public import PortcullisCore
 public import PortcullisStore
 
 /// Each instance's copy of users' revocation state (`validSince`, `disabled`),
@@ -26,9 +26,9 @@ public final class RevocationCache: InvalidationSubscriber {
 
     /// `TOKEN_EXPIRED` when the session started before the user's `validSince`,
     /// `USER_DISABLED` for disabled users, `USER_NOT_FOUND` when deleted.
-    public func check(tenantId: String?, uid: String, authTime: Int64) async throws {
-        let state = try await entries.value(for: Key(tenant: tenantId ?? "", uid: uid)) {
-            try await users.revocationState(tenantId: tenantId, uid: uid).map { State(validSince: $0.validSince, disabled: $0.disabled) }
+    public func check(tenant: TenantScope, uid: String, authTime: Int64) async throws {
+        let state = try await entries.value(for: Key(tenant: tenant.key, uid: uid)) {
+            try await users.revocationState(tenant: tenant, uid: uid).map { State(validSince: $0.validSince, disabled: $0.disabled) }
         }
         guard let state else { throw AuthError(.userNotFound) }
         try SessionPolicy.requireLive(authTime: authTime, validSince: state.validSince, disabled: state.disabled)
@@ -36,7 +36,7 @@ public final class RevocationCache: InvalidationSubscriber {
 
     public func invalidate(_ event: InvalidationEvent) {
         switch event {
-        case .user(let tenantId, let uid): entries.invalidate(Key(tenant: tenantId ?? "", uid: uid))
+        case .user(let tenant, let uid): entries.invalidate(Key(tenant: tenant.key, uid: uid))
         case .tenant(let id, let version) where version == 0: entries.invalidate { $0.tenant == id }
         default: return
         }

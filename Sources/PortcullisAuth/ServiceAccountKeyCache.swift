@@ -36,22 +36,22 @@ public final class ServiceAccountKeyCache: InvalidationSubscriber {
     }
 
     /// The tenant's (`nil`: the project's) key with this `kid`, or `nil`.
-    public func key(tenantId: String?, kid: String) async throws -> Entry? {
-        try await entries.value(for: .kid(tenant: tenantId ?? "", kid: kid)) {
-            try await accounts.find(tenantId: tenantId, keyId: kid).flatMap(Self.entry).map { [$0] } ?? []
+    public func key(tenant: TenantScope, kid: String) async throws -> Entry? {
+        try await entries.value(for: .kid(tenant: tenant.key, kid: kid)) {
+            try await accounts.find(tenant: tenant, keyId: kid).flatMap(Self.entry).map { [$0] } ?? []
         }.first
     }
 
     /// The tenant's (`nil`: the project's) keys of the signer with this email, oldest first.
-    public func keys(tenantId: String?, email: String) async throws -> [Entry] {
-        try await entries.value(for: .email(tenant: tenantId ?? "", email: email)) {
-            try await accounts.find(tenantId: tenantId, clientEmail: email).compactMap(Self.entry)
+    public func keys(tenant: TenantScope, email: String) async throws -> [Entry] {
+        try await entries.value(for: .email(tenant: tenant.key, email: email)) {
+            try await accounts.find(tenant: tenant, clientEmail: email).compactMap(Self.entry)
         }
     }
 
     /// Drops a tenant's keys.
-    private func drop(tenantId: String?) {
-        let tenant = tenantId ?? ""
+    private func drop(tenant: TenantScope) {
+        let tenant = tenant.key
         entries.invalidate { $0.tenant == tenant }
     }
 
@@ -62,8 +62,8 @@ public final class ServiceAccountKeyCache: InvalidationSubscriber {
 
     public func invalidate(_ event: InvalidationEvent) {
         switch event {
-        case .serviceAccounts(let tenantId): drop(tenantId: tenantId)
-        case .tenant(let id, let version) where version == 0: drop(tenantId: id)
+        case .serviceAccounts(let tenant): drop(tenant: tenant)
+        case .tenant(let id, let version) where version == 0: drop(tenant: .tenant(id))
         default: return
         }
     }

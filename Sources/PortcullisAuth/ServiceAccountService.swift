@@ -47,12 +47,12 @@ public struct ServiceAccountService: Sendable {
     /// RSA of 2048 to 4096 bits, or a `clientEmail` without a public key or not shaped like
     /// an email; `TENANT_NOT_FOUND` for an unknown tenant.
     public func create(
-        tenantId: String?, displayName: String?, publicKey: PublicKeyInput?, clientEmail: String?, actor: String
+        tenant: TenantScope, displayName: String?, publicKey: PublicKeyInput?, clientEmail: String?, actor: String
     ) async throws -> Created {
         if let displayName, displayName.count > 256 {
             throw AuthError(.invalidArgument, detail: "displayName must be at most 256 characters")
         }
-        _ = try await tenants.settings(tenantId: tenantId)
+        _ = try await tenants.settings(tenant: tenant)
         let keyId = Self.newKeyId()
         let verificationKey: VerificationKey
         var privateKeyPEM: String?
@@ -78,7 +78,7 @@ public struct ServiceAccountService: Sendable {
                 throw AuthError(.invalidArgument, detail: "clientEmail must be an email address")
             }
             let account = ServiceAccount(
-                tenantId: tenantId, keyId: keyId, clientEmail: clientEmail, displayName: name,
+                tenantId: tenant.tenantId, keyId: keyId, clientEmail: clientEmail, displayName: name,
                 publicKeyPEM: verificationKey.pemRepresentation, createTime: clock.now().date)
             // A customer's own email may have several keys (it rotates them itself).
             guard let stored = try await accounts.insert(account, uniqueEmail: false, actor: actor) else {
@@ -88,7 +88,7 @@ public struct ServiceAccountService: Sendable {
         }
         for _ in 0..<3 {
             let account = ServiceAccount(
-                tenantId: tenantId, keyId: keyId, clientEmail: generatedEmail(tenantId: tenantId), displayName: name,
+                tenantId: tenant.tenantId, keyId: keyId, clientEmail: generatedEmail(tenant: tenant), displayName: name,
                 publicKeyPEM: verificationKey.pemRepresentation, createTime: clock.now().date)
             if let stored = try await accounts.insert(account, uniqueEmail: true, actor: actor) {
                 return Created(account: stored, privateKeyPEM: privateKeyPEM)
@@ -100,17 +100,17 @@ public struct ServiceAccountService: Sendable {
 
     /// The tenant's service accounts, newest first (public parts only); `TENANT_NOT_FOUND`
     /// for an unknown tenant.
-    public func list(tenantId: String?) async throws -> [ServiceAccount] {
-        _ = try await tenants.settings(tenantId: tenantId)
-        return try await accounts.list(tenantId: tenantId)
+    public func list(tenant: TenantScope) async throws -> [ServiceAccount] {
+        _ = try await tenants.settings(tenant: tenant)
+        return try await accounts.list(tenant: tenant)
     }
 
     /// Deletes a service account: its tokens are refused from the next request on (this
     /// instance's key cache follows the commit; the others' when the NOTIFY arrives).
     /// `SERVICE_ACCOUNT_NOT_FOUND` when the tenant has none with this key id.
-    public func delete(tenantId: String?, keyId: String, actor: String) async throws {
-        _ = try await tenants.settings(tenantId: tenantId)
-        guard try await accounts.delete(tenantId: tenantId, keyId: keyId, actor: actor) else {
+    public func delete(tenant: TenantScope, keyId: String, actor: String) async throws {
+        _ = try await tenants.settings(tenant: tenant)
+        guard try await accounts.delete(tenant: tenant, keyId: keyId, actor: actor) else {
             throw AuthError(.serviceAccountNotFound)
         }
     }
@@ -125,11 +125,11 @@ public struct ServiceAccountService: Sendable {
         return String((0..<40).map { _ in digits[Int.random(in: 0..<16, using: &generator)] })
     }
 
-    private func generatedEmail(tenantId: String?) -> String {
+    private func generatedEmail(tenant: TenantScope) -> String {
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
         let suffix = String((0..<8).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
-        let domain = tenantId.map { "\($0.lowercased()).\(projectId)" } ?? projectId
+        let domain = tenant.tenantId.map { "\($0.lowercased()).\(projectId)" } ?? projectId
         return "portcullis-\(suffix)@\(domain).iam.gserviceaccount.com"
     }
 

@@ -47,8 +47,8 @@ public struct TokenService: Sendable {
     }
 
     /// `<public URL>/<project>` or `<public URL>/<project>/tenants/<tenant>`.
-    public func issuer(tenantId: String?) -> String {
-        tenantId.map { "\(publicURL)/\(projectId)/tenants/\($0)" } ?? "\(publicURL)/\(projectId)"
+    public func issuer(tenant: TenantScope) -> String {
+        tenant.tenantId.map { "\(publicURL)/\(projectId)/tenants/\($0)" } ?? "\(publicURL)/\(projectId)"
     }
 
     /// What signing a tenant's ID tokens needs: its settings (the lifetime) and its keyring.
@@ -62,8 +62,8 @@ public struct TokenService: Sendable {
     }
 
     /// The tenant's ``Signer``, from the caches (the database only when they miss).
-    public func signer(tenantId: String?) async throws -> Signer {
-        Signer(settings: try await tenants.settings(tenantId: tenantId), keyring: try await keyrings.keyring(tenantId: tenantId))
+    public func signer(tenant: TenantScope) async throws -> Signer {
+        Signer(settings: try await tenants.settings(tenant: tenant), keyring: try await keyrings.keyring(tenant: tenant))
     }
 
     /// Signs an ID token for `user`. `iat` is never before `authTime`.
@@ -80,7 +80,7 @@ public struct TokenService: Sendable {
     ) async throws -> (token: String, lifetime: Int) {
         try mintIDToken(
             for: user, authTime: authTime, signInProvider: signInProvider, now: now, developerClaims: developerClaims,
-            signer: try await signer(tenantId: user.tenantId))
+            signer: try await signer(tenant: user.scope))
     }
 
     private func mintIDToken(
@@ -90,7 +90,7 @@ public struct TokenService: Sendable {
         let lifetime = signer.settings.idTokenLifetimeSeconds
         let issuedAt = max(now, authTime)
         let claims = IDTokenClaims(
-            issuer: issuer(tenantId: user.tenantId), audience: projectId, subject: user.uid, issuedAt: issuedAt,
+            issuer: issuer(tenant: user.scope), audience: projectId, subject: user.uid, issuedAt: issuedAt,
             expiresAt: issuedAt + Int64(lifetime), authTime: authTime, email: user.email,
             emailVerified: user.email.map { _ in user.emailVerified }, name: user.displayName, picture: user.photoURL,
             signInProvider: signInProvider, identities: user.identities, tenantId: user.tenantId,
@@ -163,7 +163,7 @@ public struct TokenService: Sendable {
     ) async throws -> PendingSession {
         pendingSession(
             for: user, signInProvider: signInProvider, now: now, developerClaims: developerClaims,
-            signer: try await signer(tenantId: user.tenantId))
+            signer: try await signer(tenant: user.scope))
     }
 
     /// ``pendingSession(for:signInProvider:now:developerClaims:)`` with the signer read
@@ -239,14 +239,14 @@ public struct TokenService: Sendable {
         // Everything minting needs is read before the rotation commits (see ``Signer``).
         let signer: Signer
         do {
-            signer = try await self.signer(tenantId: token.tenantId)
+            signer = try await self.signer(tenant: TenantScope(token.tenantId))
         } catch let error as AuthError where error.code == .tenantNotFound {
             throw AuthError(.invalidRefreshToken)
         }
         try SelfServicePolicy(settings: signer.settings).authorizeEndUserRequest()
         let successor = token.successor(using: successorKey)
         let rotation = RefreshSessionRepository.Rotation(
-            tenantId: token.tenantId, sessionId: token.sessionId, presentedHash: token.secretHash,
+            tenant: TenantScope(token.tenantId), sessionId: token.sessionId, presentedHash: token.secretHash,
             successorHash: successor.secretHash, now: now)
         let rotated: (session: RefreshSession, user: User)
         if let current = try await sessions.rotateCurrent(rotation) {
@@ -341,15 +341,15 @@ public struct TokenService: Sendable {
         guard let jws = CompactJWS(token), case .object(let firebase)? = jws.claims["firebase"] else {
             throw AuthError(.invalidIdToken)
         }
-        let tenant: String?
+        let tenant: TenantScope
         switch firebase["tenant"] {
-        case nil: tenant = nil
-        case .string(let id)? where TenantID.isValid(id): tenant = id
+        case nil: tenant = .project
+        case .string(let id)? where TenantID.isValid(id): tenant = .tenant(id)
         default: throw AuthError(.invalidIdToken)
         }
         let keyring: Keyring
         do {
-            keyring = try await keyrings.keyring(tenantId: tenant)
+            keyring = try await keyrings.keyring(tenant: tenant)
         } catch let error as AuthError where error.code == .tenantNotFound {
             throw AuthError(.invalidIdToken)
         }
@@ -358,8 +358,8 @@ public struct TokenService: Sendable {
         } catch {
             throw AuthError(.invalidIdToken)
         }
-        guard let claims = IDTokenClaims(json: .object(jws.claims)), claims.tenantId == tenant,
-            claims.issuer == issuer(tenantId: tenant), claims.audience == projectId,
+        guard let claims = IDTokenClaims(json: .object(jws.claims)), claims.tenantId == tenant.tenantId,
+            claims.issuer == issuer(tenant: tenant), claims.audience == projectId,
             claims.issuedAt <= now + 60
         else { throw AuthError(.invalidIdToken) }
         return claims

@@ -30,15 +30,15 @@ public struct UserImportService: Sendable {
     /// Each user is written whole or not at all; the refused ones come back by index.
     ///
     /// - Parameters:
-    ///   - tenantId: the tenant, `nil` for project users.
+    /// - tenant: the tenant, or the project's users.
     ///   - records: the users in `accounts:batchCreate`'s format, as sent.
     ///   - hashConfig: how the records' `passwordHash`es were made; required when
     ///     any record has one (`MISSING_HASH_ALGORITHM`).
     ///   - actor: who imports, for the audit record.
     public func importUsers(
-        tenantId: String?, records: [JSONValue], hashConfig: PasswordHashConfig?, actor: String
+        tenant: TenantScope, records: [JSONValue], hashConfig: PasswordHashConfig?, actor: String
     ) async throws -> [Failure] {
-        _ = try await tenants.settings(tenantId: tenantId)
+        _ = try await tenants.settings(tenant: tenant)
         guard !records.isEmpty else { throw AuthError(.invalidArgument, detail: "users is empty") }
         guard records.count <= UserImportPolicy.maximumUsersPerRequest else {
             throw AuthError(.invalidArgument, detail: "at most \(UserImportPolicy.maximumUsersPerRequest) users per request")
@@ -48,7 +48,7 @@ public struct UserImportService: Sendable {
         var parsed: [(index: Int, user: ImportedUser)] = []
         for (index, record) in records.enumerated() {
             do {
-                parsed.append((index, try UserImportPolicy.parse(record, tenantId: tenantId, now: now)))
+                parsed.append((index, try UserImportPolicy.parse(record, tenantId: tenant.tenantId, now: now)))
             } catch {
                 failures[index] = error
             }
@@ -78,13 +78,13 @@ public struct UserImportService: Sendable {
         let refusedBefore = failures
         let candidates = rows.map(\.index)
         let algorithm = hashConfig.map { JSONValue.string($0.algorithm.rawValue) } ?? .null
-        let written = try await users.importUsers(tenantId: tenantId, rows) { refused in
+        let written = try await users.importUsers(tenant: tenant, rows) { refused in
             let all = refusedBefore.merging(refused.mapValues(AuthError.init)) { first, _ in first }
             let imported = candidates.count { all[$0] == nil }
             guard imported > 0 else { return nil }
             return AuditEntry(
-                tenantId: tenantId, actor: actor, action: "user.import",
-                target: tenantId.map { "tenants/\($0)/accounts" } ?? "accounts",
+                tenantId: tenant.tenantId, actor: actor, action: "user.import",
+                target: tenant.tenantId.map { "tenants/\($0)/accounts" } ?? "accounts",
                 after: .object([
                     "imported": .integer(Int64(imported)), "failed": .integer(Int64(all.count)), "hashAlgorithm": algorithm,
                 ]))

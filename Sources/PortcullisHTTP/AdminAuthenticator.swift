@@ -51,7 +51,7 @@ public struct AdminAuthenticator: RouterMiddleware {
         }
         var context = context
         context.admin = principal
-        context.tenant.set(context.parameters.get("tenant"))
+        context.tenant.set(TenantScope(context.parameters.get("tenant")))
         do {
             return try await next(request, context)
         } catch let error as AuthError {

@@ -57,10 +57,10 @@ final class RequestTenant: Sendable {
     /// The tenant, `nil` while unknown or for project users.
     var id: String? { value.withLock { $0 } }
 
-    /// Records the tenant the request names (`nil` or empty: project users). The first one
+    /// Records the tenant the request names (nothing for project users). The first one
     /// named stays: on admin routes the path's, which a body's `tenantId` never overrides.
-    func set(_ tenantId: String?) {
-        guard let tenantId, !tenantId.isEmpty else { return }
-        value.withLock { if $0 == nil { $0 = tenantId } }
+    func set(_ tenant: TenantScope) {
+        guard case .tenant(let id) = tenant else { return }
+        value.withLock { if $0 == nil { $0 = id } }
     }
 }

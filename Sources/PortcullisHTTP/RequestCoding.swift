@@ -23,7 +23,7 @@ public struct LenientRequestDecoder: RequestDecoder {
         let decoder = JSONValueDecoder(rejectingUnknownFields: type is any AdminResourceBody.Type)
         let value = try decoder.decode(type, from: bytes.isEmpty ? .object([:]) : JSONValue.parse(bytes))
         if let scoped = value as? any TenantScopedBody, let context = context as? PortcullisRequestContext {
-            context.tenant.set(scoped.tenantId)
+            context.tenant.set(TenantScope(scoped.tenantId))
         }
         return value
     }

@@ -15,7 +15,7 @@ public struct ActionCodeRepository: Sendable {
         self.logger = logger
     }
 
-    /// How far back ``lockIssuer(tenantId:uid:kind:now:in:)`` counts a user's codes: one hour.
+    /// How far back ``lockIssuer(tenant:uid:kind:now:in:)`` counts a user's codes: one hour.
     static let floodWindowMicroseconds: Int64 = 3_600_000_000
 
     /// What issuing a code to a user needs to know, read under the user's row lock.
@@ -34,7 +34,7 @@ public struct ActionCodeRepository: Sendable {
     /// deletion waits, or came first) and reads what issuing a `kind` code at `now` needs;
     /// `nil` when the user is gone.
     public func lockIssuer(
-        tenantId: String?, uid: String, kind: EmailActionKind, now: Timestamp, in transaction: Transaction
+        tenant: TenantScope, uid: String, kind: EmailActionKind, now: Timestamp, in transaction: Transaction
     ) async throws -> Issuer? {
         let rows = try await transaction.query(
             """
@@ -42,7 +42,7 @@ public struct ActionCodeRepository: Sendable {
                     WHERE c.tenant_id = u.tenant_id AND c.uid = u.uid AND c.kind = \(kind.rawValue)
                       AND c.created_us > \(now.microseconds - Self.floodWindowMicroseconds)),
                 greatest(u.valid_since_us, \(now.microseconds)), u.email
-            FROM users u WHERE u.tenant_id = \(tenantId ?? "") AND u.uid = \(uid) FOR SHARE OF u
+            FROM users u WHERE u.tenant_id = \(tenant.key) AND u.uid = \(uid) FOR SHARE OF u
             """, logger: logger)
         var issuer: Issuer?
         for try await (recent, issuedAt, email) in rows.decode((Int64, Int64, String?).self) {
@@ -51,7 +51,7 @@ public struct ActionCodeRepository: Sendable {
         return issuer
     }
 
-    /// Stores `code` (its `issuedAt` and `accountEmail` as ``lockIssuer(tenantId:uid:kind:now:in:)`` read
+    /// Stores `code` (its `issuedAt` and `accountEmail` as ``lockIssuer(tenant:uid:kind:now:in:)`` read
     /// them) under `codeHash`, in `transaction`.
     public func insert(_ code: ActionCode, codeHash: [UInt8], in transaction: Transaction) async throws {
         try await transaction.query(
@@ -64,30 +64,30 @@ public struct ActionCodeRepository: Sendable {
     }
 
     /// The unused code with this hash, without using it; `nil` when unknown or used.
-    public func find(tenantId: String?, codeHash: [UInt8]) async throws -> ActionCode? {
+    public func find(tenant: TenantScope, codeHash: [UInt8]) async throws -> ActionCode? {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT uid, kind, email, continue_url, expires_us, created_us, account_email FROM action_codes
-                WHERE tenant_id = \(tenantId ?? "") AND code_hash = \(ByteBuffer(bytes: codeHash)) AND used_us IS NULL
+                WHERE tenant_id = \(tenant.key) AND code_hash = \(ByteBuffer(bytes: codeHash)) AND used_us IS NULL
                 """, logger: logger)
-            return try await Self.code(in: rows, tenantId: tenantId)
+            return try await Self.code(in: rows, tenant: tenant)
         }
     }
 
     /// Marks the unused code with this hash, of one of `kinds`, used at `now`, in `transaction`
     /// (a rollback leaves it unused); `nil` when there is none.
     public func use(
-        tenantId: String?, codeHash: [UInt8], kinds: Set<EmailActionKind>, now: Timestamp, in transaction: Transaction
+        tenant: TenantScope, codeHash: [UInt8], kinds: Set<EmailActionKind>, now: Timestamp, in transaction: Transaction
     ) async throws -> ActionCode? {
         let rows = try await transaction.query(
             """
             UPDATE action_codes SET used_us = \(now.microseconds)
-            WHERE tenant_id = \(tenantId ?? "") AND code_hash = \(ByteBuffer(bytes: codeHash)) AND used_us IS NULL
+            WHERE tenant_id = \(tenant.key) AND code_hash = \(ByteBuffer(bytes: codeHash)) AND used_us IS NULL
               AND kind = ANY(\(kinds.map(\.rawValue)))
             RETURNING uid, kind, email, continue_url, expires_us, created_us, account_email
             """, logger: logger)
-        return try await Self.code(in: rows, tenantId: tenantId)
+        return try await Self.code(in: rows, tenant: tenant)
     }
 
     /// Deletes up to `limit` codes spent (used or expired) before `spentBefore`, across
@@ -111,14 +111,14 @@ public struct ActionCodeRepository: Sendable {
     }
 
     /// The one code in `rows`.
-    private static func code(in rows: PostgresRowSequence, tenantId: String?) async throws -> ActionCode? {
+    private static func code(in rows: PostgresRowSequence, tenant: TenantScope) async throws -> ActionCode? {
         var found: ActionCode?
         for try await (uid, kind, email, continueURL, expires, created, accountEmail) in rows.decode(
             (String, String, String, String?, Int64, Int64, String?).self)
         {
             guard let kind = EmailActionKind(rawValue: kind) else { continue }
             found = ActionCode(
-                tenantId: tenantId, uid: uid, kind: kind, email: email, continueURL: continueURL,
+                tenantId: tenant.tenantId, uid: uid, kind: kind, email: email, continueURL: continueURL,
                 expiresAt: Timestamp(microseconds: expires), issuedAt: Timestamp(microseconds: created),
                 accountEmail: accountEmail)
         }

@@ -75,7 +75,7 @@ public struct AdminKeyRepository: Sendable {
     }
 
     /// Live keys, newest first; only those of `tenantId` when given.
-    public func list(tenantId: String?) async throws -> [AdminKey] {
+    public func list(ofTenant tenantId: String?) async throws -> [AdminKey] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """

@@ -87,7 +87,7 @@ public struct AuditLogRepository: Sendable {
 
     /// Newest first: events of one tenant (`tenantId`), or of the whole project (`nil`),
     /// older than `beforeId` when paging.
-    public func list(tenantId: String?, beforeId: Int64?, limit: Int) async throws -> [AuditEvent] {
+    public func list(ofTenant tenantId: String?, beforeId: Int64?, limit: Int) async throws -> [AuditEvent] {
         try await database.withConnection { connection in
             let cursor = beforeId ?? Int64.max
             let rows: PostgresRowSequence

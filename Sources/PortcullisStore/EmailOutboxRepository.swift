@@ -164,12 +164,12 @@ public struct EmailOutboxRepository: Sendable {
 
     /// The state of every message of a tenant, oldest first (operators, tests):
     /// `(id, kind, recipient, attempts, delivered, dead, last error)`.
-    public func messages(tenantId: String?) async throws -> [OutboxStatus] {
+    public func messages(tenant: TenantScope) async throws -> [OutboxStatus] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT message_id::text, kind, recipient, attempts, delivered_at IS NOT NULL, dead_at IS NOT NULL, last_error
-                FROM email_outbox WHERE tenant_id = \(tenantId ?? "") ORDER BY created_at, message_id
+                FROM email_outbox WHERE tenant_id = \(tenant.key) ORDER BY created_at, message_id
                 """, logger: logger)
             var statuses: [OutboxStatus] = []
             for try await (id, kind, recipient, attempts, delivered, dead, error) in rows.decode(

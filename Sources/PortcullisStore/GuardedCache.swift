@@ -1,4 +1,4 @@
-public import PortcullisCore
+import PortcullisCore
 import Synchronization
 
 /// An in-memory cache whose fills cannot bring back what an invalidation dropped.

@@ -15,20 +15,20 @@ public final class IdentityProviderCache: InvalidationSubscriber {
     }
 
     /// The tenant's configuration of `providerId`, or `nil`.
-    public func provider(_ providerId: String, tenantId: String?) async throws -> IdentityProvider? {
-        try await providers(tenantId: tenantId)[providerId]
+    public func provider(_ providerId: String, tenant: TenantScope) async throws -> IdentityProvider? {
+        try await providers(tenant: tenant)[providerId]
     }
 
     /// Every configuration of the tenant, by provider id.
-    public func providers(tenantId: String?) async throws -> [String: IdentityProvider] {
-        try await entries.value(for: tenantId ?? "") {
-            Dictionary(uniqueKeysWithValues: try await repository.list(tenantId: tenantId).map { ($0.providerId, $0) })
+    public func providers(tenant: TenantScope) async throws -> [String: IdentityProvider] {
+        try await entries.value(for: tenant.key) {
+            Dictionary(uniqueKeysWithValues: try await repository.list(tenant: tenant).map { ($0.providerId, $0) })
         }
     }
 
     public func invalidate(_ event: InvalidationEvent) {
         switch event {
-        case .identityProviders(let tenantId): entries.invalidate(tenantId ?? "")
+        case .identityProviders(let tenant): entries.invalidate(tenant.key)
         case .tenant(let id, let version) where version == 0: entries.invalidate(id)
         default: return
         }

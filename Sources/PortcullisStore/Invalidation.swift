@@ -1,3 +1,4 @@
+public import PortcullisCore
 import Synchronization
 
 /// A change every instance's caches must hear about, announced by the transaction that
@@ -8,14 +9,14 @@ public enum InvalidationEvent: Sendable, Equatable {
     case tenant(id: String, version: Int64)
     /// The project config changed.
     case projectConfig(version: Int64)
-    /// A tenant's (`nil`: the project users') signing keys changed.
-    case signingKeys(tenantId: String?)
+    /// A tenant's (or the project users') signing keys changed.
+    case signingKeys(TenantScope)
     /// A user's revocation watermark or disabled flag changed.
-    case user(tenantId: String?, uid: String)
-    /// A tenant's (`nil`: the project users') identity-provider configurations changed.
-    case identityProviders(tenantId: String?)
-    /// A tenant's (`nil`: the project users') custom-token service accounts changed.
-    case serviceAccounts(tenantId: String?)
+    case user(TenantScope, uid: String)
+    /// A tenant's (or the project users') identity-provider configurations changed.
+    case identityProviders(TenantScope)
+    /// A tenant's (or the project users') custom-token service accounts changed.
+    case serviceAccounts(TenantScope)
 
     /// The one channel every instance listens on.
     public static let channel = "portcullis_invalidation"
@@ -26,10 +27,10 @@ public enum InvalidationEvent: Sendable, Equatable {
         switch self {
         case .tenant(let id, let version): "tenant:\(version):\(id)"
         case .projectConfig(let version): "project:\(version)"
-        case .signingKeys(let tenantId): "keys:0:\(tenantId ?? "")"
-        case .user(let tenantId, let uid): "user:\(tenantId ?? ""):\(uid)"
-        case .identityProviders(let tenantId): "idp:0:\(tenantId ?? "")"
-        case .serviceAccounts(let tenantId): "sa:0:\(tenantId ?? "")"
+        case .signingKeys(let tenant): "keys:0:\(tenant.key)"
+        case .user(let tenant, let uid): "user:\(tenant.key):\(uid)"
+        case .identityProviders(let tenant): "idp:0:\(tenant.key)"
+        case .serviceAccounts(let tenant): "sa:0:\(tenant.key)"
         }
     }
 
@@ -38,14 +39,14 @@ public enum InvalidationEvent: Sendable, Equatable {
         let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2 else { return nil }
         if parts[0] == "user", parts.count == 3 {
-            self = .user(tenantId: parts[1].isEmpty ? nil : String(parts[1]), uid: String(parts[2]))
+            self = .user(TenantScope(String(parts[1])), uid: String(parts[2]))
             return
         }
         guard let version = Int64(parts[1]) else { return nil }
         switch parts[0] {
-        case "keys" where parts.count == 3: self = .signingKeys(tenantId: parts[2].isEmpty ? nil : String(parts[2]))
-        case "idp" where parts.count == 3: self = .identityProviders(tenantId: parts[2].isEmpty ? nil : String(parts[2]))
-        case "sa" where parts.count == 3: self = .serviceAccounts(tenantId: parts[2].isEmpty ? nil : String(parts[2]))
+        case "keys" where parts.count == 3: self = .signingKeys(TenantScope(String(parts[2])))
+        case "idp" where parts.count == 3: self = .identityProviders(TenantScope(String(parts[2])))
+        case "sa" where parts.count == 3: self = .serviceAccounts(TenantScope(String(parts[2])))
         case "tenant" where parts.count == 3: self = .tenant(id: String(parts[2]), version: version)
         case "project" where parts.count == 2: self = .projectConfig(version: version)
         default: return nil

@@ -114,7 +114,7 @@ public struct RefreshSessionRepository: Sendable {
     ///
     /// The start is the later of `now` and the user's previous sign-in (a clock behind
     /// another instance's never makes sessions run backwards), and a revocation that
-    /// follows takes a watermark after it (``UserRepository/update(tenantId:uid:_:requiring:in:)``).
+    /// follows takes a watermark after it (``UserRepository/update(tenant:uid:_:requiring:in:)``).
     /// A user disabled meanwhile, whose proven password changed meanwhile, or whose watermark
     /// moved past `start.validSince`, gets no session.
     ///
@@ -222,7 +222,7 @@ public struct RefreshSessionRepository: Sendable {
         for try await row in rows {
             let (isCurrent, isPrevious, successorIsCurrent, issuedAt, revoked, started, provider, claims) = try row.decode(
                 (Bool, Bool, Bool, Int64, Bool, Int64, String, String?).self)
-            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 8) else {
+            guard let (user, _) = try UserRepository.decode(row, tenant: TenantScope(tenant), offset: 8) else {
                 continue
             }
             let session = RefreshSession(

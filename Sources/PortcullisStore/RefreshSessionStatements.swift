@@ -1,4 +1,4 @@
-import PortcullisCore
+public import PortcullisCore
 import PostgresNIO
 
 /// The two statements every sign-in and every refresh run, prepared once per connection
@@ -82,8 +82,8 @@ extension RefreshSessionRepository {
 
         /// Presenting the token hashed `presentedHash` of session `sessionId` at `now` (unix
         /// seconds), to be replaced by the one hashed `successorHash`.
-        public init(tenantId: String?, sessionId: String, presentedHash: [UInt8], successorHash: [UInt8], now: Int64) {
-            self.tenant = tenantId ?? ""
+        public init(tenant: TenantScope, sessionId: String, presentedHash: [UInt8], successorHash: [UInt8], now: Int64) {
+            self.tenant = tenant.key
             self.sessionId = sessionId
             self.presentedHash = presentedHash
             self.successorHash = successorHash
@@ -149,7 +149,7 @@ extension RefreshSessionRepository {
         /// A rotated session, with the (1-based) position of the request that rotated it.
         func decodeRow(_ row: PostgresRow) throws -> (position: Int, session: RefreshSession, user: User) {
             let (position, tenant, started, provider, claims) = try row.decode((Int64, String, Int64, String, String?).self)
-            guard let (user, _) = try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant, offset: 5) else {
+            guard let (user, _) = try UserRepository.decode(row, tenant: TenantScope(tenant), offset: 5) else {
                 throw AuthError(.internalError)
             }
             let session = RefreshSession(

@@ -62,7 +62,7 @@ public struct ServiceAccountRepository: Sendable {
                         "displayName": account.displayName.map(JSONValue.string) ?? .null,
                     ])),
                 in: transaction, logger: logger)
-            try await transaction.announce(.serviceAccounts(tenantId: account.tenantId), logger: logger)
+            try await transaction.announce(.serviceAccounts(TenantScope(account.tenantId)), logger: logger)
             return ServiceAccount(
                 tenantId: account.tenantId, keyId: account.keyId, clientEmail: account.clientEmail,
                 displayName: account.displayName, publicKeyPEM: account.publicKeyPEM, createTime: createdAt)
@@ -70,50 +70,50 @@ public struct ServiceAccountRepository: Sendable {
     }
 
     /// The tenant's service accounts, newest first.
-    public func list(tenantId: String?) async throws -> [ServiceAccount] {
+    public func list(tenant: TenantScope) async throws -> [ServiceAccount] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Self.columns) FROM service_accounts
-                WHERE tenant_id = \(tenantId ?? "") ORDER BY created_at DESC, key_id
+                WHERE tenant_id = \(tenant.key) ORDER BY created_at DESC, key_id
                 """, logger: logger)
-            return try await Self.decode(rows, tenantId: tenantId)
+            return try await Self.decode(rows, tenant: tenant)
         }
     }
 
     /// The tenant's service account whose key has this id, or `nil`.
-    public func find(tenantId: String?, keyId: String) async throws -> ServiceAccount? {
+    public func find(tenant: TenantScope, keyId: String) async throws -> ServiceAccount? {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Self.columns) FROM service_accounts
-                WHERE tenant_id = \(tenantId ?? "") AND key_id = \(keyId)
+                WHERE tenant_id = \(tenant.key) AND key_id = \(keyId)
                 """, logger: logger)
-            return try await Self.decode(rows, tenantId: tenantId).first
+            return try await Self.decode(rows, tenant: tenant).first
         }
     }
 
     /// The tenant's service accounts with this email (several keys of one signer), oldest
     /// first, at most ``maximumKeysPerEmail``.
-    public func find(tenantId: String?, clientEmail: String) async throws -> [ServiceAccount] {
+    public func find(tenant: TenantScope, clientEmail: String) async throws -> [ServiceAccount] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Self.columns) FROM service_accounts
-                WHERE tenant_id = \(tenantId ?? "") AND client_email = \(clientEmail)
+                WHERE tenant_id = \(tenant.key) AND client_email = \(clientEmail)
                 ORDER BY created_at, key_id LIMIT \(Self.maximumKeysPerEmail)
                 """, logger: logger)
-            return try await Self.decode(rows, tenantId: tenantId)
+            return try await Self.decode(rows, tenant: tenant)
         }
     }
 
     /// Deletes a service account, audited and announced in the same transaction; `false`
     /// when the tenant has none with this key id.
-    public func delete(tenantId: String?, keyId: String, actor: String) async throws -> Bool {
+    public func delete(tenant: TenantScope, keyId: String, actor: String) async throws -> Bool {
         try await database.withTransaction { transaction in
             let rows = try await transaction.query(
                 """
-                DELETE FROM service_accounts WHERE tenant_id = \(tenantId ?? "") AND key_id = \(keyId)
+                DELETE FROM service_accounts WHERE tenant_id = \(tenant.key) AND key_id = \(keyId)
                 RETURNING client_email, display_name
                 """, logger: logger)
             var before: JSONValue?
@@ -123,22 +123,22 @@ public struct ServiceAccountRepository: Sendable {
             guard let before else { return false }
             try await AuditLogRepository.record(
                 AuditEntry(
-                    tenantId: tenantId, actor: actor, action: "serviceAccount.delete", target: "serviceAccounts/\(keyId)",
+                    tenantId: tenant.tenantId, actor: actor, action: "serviceAccount.delete", target: "serviceAccounts/\(keyId)",
                     before: before),
                 in: transaction, logger: logger)
-            try await transaction.announce(.serviceAccounts(tenantId: tenantId), logger: logger)
+            try await transaction.announce(.serviceAccounts(tenant), logger: logger)
             return true
         }
     }
 
     private static let columns = "key_id, client_email, display_name, public_key, created_at"
 
-    private static func decode(_ rows: PostgresRowSequence, tenantId: String?) async throws -> [ServiceAccount] {
+    private static func decode(_ rows: PostgresRowSequence, tenant: TenantScope) async throws -> [ServiceAccount] {
         var accounts: [ServiceAccount] = []
         for try await (keyId, email, name, publicKey, created) in rows.decode((String, String, String?, String, Date).self) {
             accounts.append(
                 ServiceAccount(
-                    tenantId: tenantId, keyId: keyId, clientEmail: email, displayName: name, publicKeyPEM: publicKey,
+                    tenantId: tenant.tenantId, keyId: keyId, clientEmail: email, displayName: name, publicKeyPEM: publicKey,
                     createTime: created))
         }
         return accounts

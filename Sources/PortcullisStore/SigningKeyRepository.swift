@@ -91,12 +91,12 @@ public struct SigningKeyRepository: Sendable {
     ///
     /// Every time in this table is the application's clock (`now` parameters), never the
     /// database's, so one clock decides which key signs.
-    public func published(tenantId: String?, at now: Date) async throws -> [StoredSigningKey] {
+    public func published(tenant: TenantScope, at now: Date) async throws -> [StoredSigningKey] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Self.columns) FROM signing_keys
-                WHERE tenant_id = \(tenantId ?? "") AND (retired_at IS NULL OR retired_at > \(now) OR publish_until > \(now))
+                WHERE tenant_id = \(tenant.key) AND (retired_at IS NULL OR retired_at > \(now) OR publish_until > \(now))
                 ORDER BY signs_from, created_at
                 """, logger: logger)
             return try await Self.decode(rows)
@@ -104,12 +104,12 @@ public struct SigningKeyRepository: Sendable {
     }
 
     /// Every key of the tenant, newest first (for `GET …/keys`).
-    public func all(tenantId: String?) async throws -> [StoredSigningKey] {
+    public func all(tenant: TenantScope) async throws -> [StoredSigningKey] {
         try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Self.columns) FROM signing_keys
-                WHERE tenant_id = \(tenantId ?? "") ORDER BY signs_from DESC, created_at DESC
+                WHERE tenant_id = \(tenant.key) ORDER BY signs_from DESC, created_at DESC
                 """, logger: logger)
             return try await Self.decode(rows)
         }
@@ -122,18 +122,17 @@ public struct SigningKeyRepository: Sendable {
     /// - Returns: whether the key was added (`false` when `activation`'s condition no longer held).
     @discardableResult
     public func activate(
-        tenantId: String?, key: StoredSigningKey, activation: KeyActivation, publishRetiredSeconds: Int, actor: String,
+        tenant: TenantScope, key: StoredSigningKey, activation: KeyActivation, publishRetiredSeconds: Int, actor: String,
         at now: Date
     ) async throws -> Bool {
         try await database.withTransaction { transaction in
-            let tenant = tenantId ?? ""
             try await transaction.query(
-                "SELECT pg_advisory_xact_lock(hashtext('signing_keys:' || \(tenant)))", logger: logger)
-            if !tenant.isEmpty {
+                "SELECT pg_advisory_xact_lock(hashtext('signing_keys:' || \(tenant.key)))", logger: logger)
+            if tenant != .project {
                 // No foreign key to the tenant (the project's keys have none): held like one, so a key
                 // is never made for a tenant whose deletion committed (or waits for this one to delete it).
                 let exists = try await transaction.query(
-                    "SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE", logger: logger)
+                    "SELECT 1 FROM tenants WHERE tenant_id = \(tenant.key) FOR SHARE", logger: logger)
                 var found = false
                 for try await _ in exists.decode(Int.self) { found = true }
                 guard found else { throw Conflict.tenantMissing }
@@ -142,7 +141,7 @@ public struct SigningKeyRepository: Sendable {
             switch activation {
             case .first:
                 let existing = try await transaction.query(
-                    "SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND retired_at IS NULL", logger: logger)
+                    "SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant.key) AND retired_at IS NULL", logger: logger)
                 for try await _ in existing.decode(Int.self) { return false }
                 // It replaces nothing, so it signs "since always": a request that read the clock
                 // before this one, or an instance whose clock is behind, must not see it as pending.
@@ -154,13 +153,13 @@ public struct SigningKeyRepository: Sendable {
                     """
                     UPDATE signing_keys SET retired_at = \(now), publish_until = CASE WHEN signs_from <= \(now)
                         THEN \(now.addingTimeInterval(Double(publishRetiredSeconds))) ELSE \(now) END
-                    WHERE tenant_id = \(tenant) AND (retired_at IS NULL OR retired_at > \(now))
+                    WHERE tenant_id = \(tenant.key) AND (retired_at IS NULL OR retired_at > \(now))
                     """, logger: logger)
                 signsFrom = now
             case .scheduled(let leadSeconds, let dueAfterSeconds):
                 let due = try await transaction.query(
                     """
-                    SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND retired_at IS NULL
+                    SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant.key) AND retired_at IS NULL
                       AND \(unescaped: Self.signingSince) < \(now.addingTimeInterval(-Double(dueAfterSeconds)))
                     """, logger: logger)
                 var isDue = false
@@ -170,22 +169,22 @@ public struct SigningKeyRepository: Sendable {
                     """
                     UPDATE signing_keys SET retired_at = \(now.addingTimeInterval(Double(leadSeconds))),
                         publish_until = \(now.addingTimeInterval(Double(leadSeconds + publishRetiredSeconds)))
-                    WHERE tenant_id = \(tenant) AND retired_at IS NULL
+                    WHERE tenant_id = \(tenant.key) AND retired_at IS NULL
                     """, logger: logger)
                 signsFrom = now.addingTimeInterval(Double(leadSeconds))
             }
             try await transaction.query(
                 """
                 INSERT INTO signing_keys (tenant_id, kid, algorithm, public_jwk, sealed_private_key, created_at, signs_from)
-                VALUES (\(tenant), \(key.kid), \(key.algorithm), \(key.publicJWK.serialized())::jsonb,
+                VALUES (\(tenant.key), \(key.kid), \(key.algorithm), \(key.publicJWK.serialized())::jsonb,
                         \(ByteBuffer(bytes: key.sealedPrivateKey)), \(now), \(signsFrom))
                 """, logger: logger)
             if activation != .first {
                 try await AuditLogRepository.record(
-                    AuditEntry(tenantId: tenantId, actor: actor, action: "keys.rotate", target: "keys/\(key.kid)"),
+                    AuditEntry(tenantId: tenant.tenantId, actor: actor, action: "keys.rotate", target: "keys/\(key.kid)"),
                     in: transaction, logger: logger)
             }
-            try await transaction.announce(.signingKeys(tenantId: tenantId), logger: logger)
+            try await transaction.announce(.signingKeys(tenant), logger: logger)
             return true
         }
     }

@@ -101,13 +101,10 @@ public final class TenantSettingsCache: InvalidationSubscriber {
         return loaded
     }
 
-    /// The settings that govern `tenantId`'s users (`nil` = project users);
-    /// `TENANT_NOT_FOUND` when the tenant does not exist.
-    public func settings(tenantId: String?) async throws -> TenantSettings {
-        guard let tenantId else { return try await project().settings }
-        guard TenantID.isValid(tenantId), let tenant = try await tenant(id: tenantId) else {
-            throw AuthError(.tenantNotFound)
-        }
+    /// The settings that govern the scope's users; `TENANT_NOT_FOUND` when the tenant does not exist.
+    public func settings(tenant scope: TenantScope) async throws -> TenantSettings {
+        guard case .tenant(let id) = scope else { return try await project().settings }
+        guard TenantID.isValid(id), let tenant = try await tenant(id: id) else { throw AuthError(.tenantNotFound) }
         return tenant.settings
     }
 

@@ -22,13 +22,13 @@ extension UserRepository {
     /// (`user.update`, the account before and after; never a password or its hash).
     ///
     /// The account's row lock is taken first. Then the providers in `unlinking` lose their
-    /// links, `update` assigns exactly the fields it sets (as ``update(tenantId:uid:_:requiring:in:)``:
+    /// links, `update` assigns exactly the fields it sets (as ``update(tenant:uid:_:requiring:in:)``:
     /// a password it removes takes its link along), and `linking` is linked, or its profile
     /// copy refreshed when it is this account's already. `Conflict.emailTaken` when the new
     /// email is another account's, `Conflict.identityLinked` when `linking` is.
     ///
     /// - Parameters:
-    ///   - tenantId: the tenant, `nil` for project users.
+    /// - tenant: the tenant, or the project's users.
     ///   - uid: the account.
     ///   - update: the fields to assign.
     ///   - unlinking: provider ids whose links to remove.
@@ -37,19 +37,19 @@ extension UserRepository {
     ///   - fields: the request's fields, recorded in the audit row (`updatedFields`).
     /// - Returns: the account after the change, or `nil` when there is no such account.
     public func update(
-        tenantId: String?, uid: String, _ update: UserUpdate, unlinking: Set<String>, linking: ProviderLink?, actor: String,
+        tenant: TenantScope, uid: String, _ update: UserUpdate, unlinking: Set<String>, linking: ProviderLink?, actor: String,
         fields: [String]
     ) async throws -> User? {
         let links = ProviderLinkRepository(database: database, logger: logger)
         return try await database.withTransaction { transaction in
-            guard let before = try await lock(tenantId: tenantId, uid: uid, in: transaction) else { return nil }
-            try await links.unlink(unlinking, from: uid, tenantId: tenantId, in: transaction)
-            guard try await self.update(tenantId: tenantId, uid: uid, update, requiring: .none, in: transaction) != nil else {
+            guard let before = try await lock(tenant: tenant, uid: uid, in: transaction) else { return nil }
+            try await links.unlink(unlinking, from: uid, tenant: tenant, in: transaction)
+            guard try await self.update(tenant: tenant, uid: uid, update, requiring: .none, in: transaction) != nil else {
                 return nil
             }
-            if let linking { try await links.link(linking, to: uid, tenantId: tenantId, in: transaction) }
+            if let linking { try await links.link(linking, to: uid, tenant: tenant, in: transaction) }
             // Each statement sees the ones before it: this is the account as the change leaves it.
-            guard let after = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger) else { return nil }
+            guard let after = try await Self.read(uid, tenant: tenant, in: transaction, logger: logger) else { return nil }
             var record = Self.auditRecord(after)
             if case .object(var members) = record {
                 members["updatedFields"] = .array(fields.sorted().map(JSONValue.string))
@@ -63,18 +63,17 @@ extension UserRepository {
     }
 
     /// Deletes the account, its sessions and action codes, with an audit row (`user.delete`, the account
-    /// as it was); `false` when absent. Sessions go first, as in ``delete(tenantId:uid:)``.
-    public func delete(tenantId: String?, uid: String, actor: String) async throws -> Bool {
-        let tenant = tenantId ?? ""
+    /// as it was); `false` when absent. Sessions go first, as in ``delete(tenant:uid:)``.
+    public func delete(tenant: TenantScope, uid: String, actor: String) async throws -> Bool {
         return try await database.withTransaction { transaction in
             try await transaction.query(
-                "DELETE FROM refresh_sessions WHERE tenant_id = \(tenant) AND uid = \(uid)", logger: logger)
-            try await transaction.query("DELETE FROM action_codes WHERE tenant_id = \(tenant) AND uid = \(uid)", logger: logger)
+                "DELETE FROM refresh_sessions WHERE tenant_id = \(tenant.key) AND uid = \(uid)", logger: logger)
+            try await transaction.query("DELETE FROM action_codes WHERE tenant_id = \(tenant.key) AND uid = \(uid)", logger: logger)
             let rows = try await transaction.query(
-                "DELETE FROM users WHERE tenant_id = \(tenant) AND uid = \(uid) RETURNING \(unescaped: Self.columns)",
+                "DELETE FROM users WHERE tenant_id = \(tenant.key) AND uid = \(uid) RETURNING \(unescaped: Self.columns)",
                 logger: logger)
-            guard let (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return false }
-            try await transaction.announce(.user(tenantId: tenantId, uid: uid), logger: logger)
+            guard let (user, _) = try await Self.decode(rows, tenant: tenant).first else { return false }
+            try await transaction.announce(.user(tenant, uid: uid), logger: logger)
             try await AuditLogRepository.record(
                 Self.audit(user, actor: actor, action: "user.delete", before: Self.auditRecord(user)), in: transaction,
                 logger: logger)

@@ -4,16 +4,16 @@ import PostgresNIO
 
 /// Decoding of the rows that select ``UserRepository/columns``.
 extension UserRepository {
-    static func decode(_ rows: PostgresRowSequence, tenantId: String?) async throws -> [(User, String?)] {
+    static func decode(_ rows: PostgresRowSequence, tenant: TenantScope) async throws -> [(User, String?)] {
         var users: [(User, String?)] = []
         for try await row in rows {
-            if let user = try decode(row, tenantId: tenantId) { users.append(user) }
+            if let user = try decode(row, tenant: tenant) { users.append(user) }
         }
         return users
     }
 
     /// Decodes ``columns`` starting at column `offset` of `row`.
-    static func decode(_ row: PostgresRow, tenantId: String?, offset: Int = 0) throws -> (User, String?)? {
+    static func decode(_ row: PostgresRow, tenant: TenantScope, offset: Int = 0) throws -> (User, String?)? {
         let cells = PostgresRandomAccessRow(row)
         guard cells.count >= offset + 14 else { return nil }
         func cell<Value: PostgresDecodable>(_ index: Int, as type: Value.Type = Value.self) throws -> Value {
@@ -22,7 +22,7 @@ extension UserRepository {
         let attributes: String = try cell(6)
         let hash: String? = try cell(7)
         let user = User(
-            tenantId: tenantId, uid: try cell(0), email: try cell(1), emailVerified: try cell(2), displayName: try cell(3),
+            tenantId: tenant.tenantId, uid: try cell(0), email: try cell(1), emailVerified: try cell(2), displayName: try cell(3),
             photoURL: try cell(4), disabled: try cell(5),
             customAttributes: try JSONValue.parse(Array(attributes.utf8)).objectValue ?? [:],
             hasPassword: hash != nil, providers: try Self.decodeProviders(try cell(13)), createdAt: try cell(8),

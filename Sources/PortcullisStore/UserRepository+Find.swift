@@ -7,20 +7,20 @@ import PostgresNIO
 /// starts there), and locked for update in the caller's transaction.
 extension UserRepository {
     /// The user and their password hash, or `nil`.
-    public func find(tenantId: String?, uid: String) async throws -> (user: User, passwordHash: String?)? {
+    public func find(tenant: TenantScope, uid: String) async throws -> (user: User, passwordHash: String?)? {
         try await database.withConnection { connection in
             let rows = try await connection.query(
-                "SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)",
+                "SELECT \(unescaped: Self.columns) FROM users WHERE tenant_id = \(tenant.key) AND uid = \(uid)",
                 logger: logger)
-            return try await Self.decode(rows, tenantId: tenantId).first
+            return try await Self.decode(rows, tenant: tenant).first
         }
     }
 
     /// The user with this email (case-insensitive), or `nil`.
-    public func find(tenantId: String?, email: String) async throws -> (user: User, passwordHash: String?)? {
+    public func find(tenant: TenantScope, email: String) async throws -> (user: User, passwordHash: String?)? {
         try await database.withConnection { connection in
             for try await found in try await connection.execute(
-                FindByEmail(tenant: tenantId ?? "", email: email), logger: logger)
+                FindByEmail(tenant: tenant.key, email: email), logger: logger)
             {
                 return found
             }
@@ -47,7 +47,7 @@ extension UserRepository {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> (user: User, passwordHash: String?)? {
-            try UserRepository.decode(row, tenantId: tenant.isEmpty ? nil : tenant).map { (user: $0.0, passwordHash: $0.1) }
+            try UserRepository.decode(row, tenant: TenantScope(tenant)).map { (user: $0.0, passwordHash: $0.1) }
         }
     }
 
@@ -59,33 +59,33 @@ extension UserRepository {
     /// lock is held, whose snapshot includes every change committed before; `precondition`
     /// is judged on that read.
     public func lock(
-        tenantId: String?, uid: String, requiring precondition: Precondition = .none, in transaction: Transaction
+        tenant: TenantScope, uid: String, requiring precondition: Precondition = .none, in transaction: Transaction
     ) async throws -> User? {
         let locked = try await transaction.query(
-            "SELECT uid FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) FOR UPDATE", logger: logger)
+            "SELECT uid FROM users WHERE tenant_id = \(tenant.key) AND uid = \(uid) FOR UPDATE", logger: logger)
         var found = false
         for try await _ in locked.decode(String.self) { found = true }
-        guard found, let user = try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger),
+        guard found, let user = try await Self.read(uid, tenant: tenant, in: transaction, logger: logger),
             precondition.holds(for: user)
         else { return nil }
         return user
     }
 
-    /// Locks the row of the user with this email (case-insensitive) as ``lock(tenantId:uid:requiring:in:)`` does.
-    public func lock(tenantId: String?, email: String, in transaction: Transaction) async throws -> User? {
+    /// Locks the row of the user with this email (case-insensitive) as ``lock(tenant:uid:requiring:in:)`` does.
+    public func lock(tenant: TenantScope, email: String, in transaction: Transaction) async throws -> User? {
         let locked = try await transaction.query(
-            "SELECT uid FROM users WHERE tenant_id = \(tenantId ?? "") AND lower(email) = lower(\(email)) FOR UPDATE",
+            "SELECT uid FROM users WHERE tenant_id = \(tenant.key) AND lower(email) = lower(\(email)) FOR UPDATE",
             logger: logger)
         var uid: String?
         for try await found in locked.decode(String.self) { uid = found }
         guard let uid else { return nil }
-        return try await Self.read(uid, tenantId: tenantId, in: transaction, logger: logger)
+        return try await Self.read(uid, tenant: tenant, in: transaction, logger: logger)
     }
 
     /// The user as stored, read in `transaction`.
-    static func read(_ uid: String, tenantId: String?, in transaction: Transaction, logger: Logger) async throws -> User? {
+    static func read(_ uid: String, tenant: TenantScope, in transaction: Transaction, logger: Logger) async throws -> User? {
         let rows = try await transaction.query(
-            "SELECT \(unescaped: columns) FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
-        return try await decode(rows, tenantId: tenantId).first?.0
+            "SELECT \(unescaped: columns) FROM users WHERE tenant_id = \(tenant.key) AND uid = \(uid)", logger: logger)
+        return try await decode(rows, tenant: tenant).first?.0
     }
 }

@@ -31,10 +31,9 @@ extension UserRepository {
     /// an import is never stored without its record.
     /// - Returns: the refused users' conflicts, by index; throws `Conflict.tenantMissing` when the tenant is gone.
     public func importUsers(
-        tenantId: String?, _ rows: [ImportRow], audit: @escaping @Sendable ([Int: Conflict]) -> AuditEntry?
+        tenant: TenantScope, _ rows: [ImportRow], audit: @escaping @Sendable ([Int: Conflict]) -> AuditEntry?
     ) async throws -> [Int: Conflict] {
         guard !rows.isEmpty else { return [:] }
-        let tenant = tenantId ?? ""
         let users = JSONValue.array(
             rows.map { row in
                 let user = row.user
@@ -64,7 +63,7 @@ extension UserRepository {
             }
         ).serialized()
         let query: PostgresQuery = """
-            WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE),
+            WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant.key) FOR SHARE),
             input AS (
                 SELECT * FROM json_to_recordset(\(users)::json) AS i(idx int, uid text, email text, email_verified boolean,
                     display_name text, photo_url text, disabled boolean, custom_attributes text, password_hash text,
@@ -74,32 +73,32 @@ extension UserRepository {
                     display_name text, photo_url text)),
             refused AS (
                 SELECT i.idx,
-                    CASE WHEN EXISTS (SELECT 1 FROM users x WHERE x.tenant_id = \(tenant) AND x.uid = i.uid) THEN 'uid'
+                    CASE WHEN EXISTS (SELECT 1 FROM users x WHERE x.tenant_id = \(tenant.key) AND x.uid = i.uid) THEN 'uid'
                          WHEN i.email IS NOT NULL AND EXISTS (
-                            SELECT 1 FROM users x WHERE x.tenant_id = \(tenant) AND lower(x.email) = lower(i.email)) THEN 'email'
+                            SELECT 1 FROM users x WHERE x.tenant_id = \(tenant.key) AND lower(x.email) = lower(i.email)) THEN 'email'
                          WHEN EXISTS (
-                            SELECT 1 FROM links l JOIN user_providers p ON p.tenant_id = \(tenant) AND p.provider_id = l.provider_id
+                            SELECT 1 FROM links l JOIN user_providers p ON p.tenant_id = \(tenant.key) AND p.provider_id = l.provider_id
                                 AND p.federated_id = l.federated_id
                             WHERE l.idx = i.idx) THEN 'link'
                     END AS reason
                 FROM input i),
             accepted AS (
                 SELECT i.* FROM input i JOIN refused r ON r.idx = i.idx
-                WHERE r.reason IS NULL AND (\(tenant) = '' OR EXISTS (SELECT 1 FROM tenant))),
+                WHERE r.reason IS NULL AND (\(tenant.key) = '' OR EXISTS (SELECT 1 FROM tenant))),
             created AS (
                 INSERT INTO users (tenant_id, uid, email, email_verified, display_name, photo_url, disabled,
                     custom_attributes, password_hash, valid_since_us, last_login_us, created_at, password_updated_us)
-                SELECT \(tenant), a.uid, a.email, a.email_verified, a.display_name, a.photo_url, a.disabled,
+                SELECT \(tenant.key), a.uid, a.email, a.email_verified, a.display_name, a.photo_url, a.disabled,
                     a.custom_attributes::jsonb, a.password_hash, 0, a.last_login_us, to_timestamp(a.created_us / 1e6),
                     a.password_updated_us
                 FROM accepted a
                 RETURNING uid),
             linked AS (
                 INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email, display_name, photo_url)
-                SELECT \(tenant), l.provider_id, l.federated_id, a.uid, l.email, l.display_name, l.photo_url
+                SELECT \(tenant.key), l.provider_id, l.federated_id, a.uid, l.email, l.display_name, l.photo_url
                 FROM links l JOIN accepted a ON a.idx = l.idx)
-            SELECT idx, reason, (\(tenant) = '' OR EXISTS (SELECT 1 FROM tenant)) FROM refused WHERE reason IS NOT NULL
-            UNION ALL SELECT -1, NULL, (\(tenant) = '' OR EXISTS (SELECT 1 FROM tenant))
+            SELECT idx, reason, (\(tenant.key) = '' OR EXISTS (SELECT 1 FROM tenant)) FROM refused WHERE reason IS NOT NULL
+            UNION ALL SELECT -1, NULL, (\(tenant.key) = '' OR EXISTS (SELECT 1 FROM tenant))
             """
         // A concurrent writer can take a uid, email or identity between the check and the
         // insert; the retry sees it. Three rounds of such bad luck in a row is a fault.

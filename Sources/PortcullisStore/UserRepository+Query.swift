@@ -7,33 +7,31 @@ import PostgresNIO
 /// or their count.
 extension UserRepository {
     /// The accounts `query` selects, sorted and sliced as it says (`accounts:query`).
-    public func search(tenantId: String?, _ query: UserQuery) async throws -> [User] {
-        let tenant = tenantId ?? ""
+    public func search(tenant: TenantScope, _ query: UserQuery) async throws -> [User] {
         let (uid, email, nobody) = Self.filterValues(query.filter)
         return try await database.withConnection { connection in
             // Each filter is a bound value; the planner drops the conditions whose value is NULL.
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Self.columns) FROM users
-                WHERE tenant_id = \(tenant) AND NOT \(nobody)
+                WHERE tenant_id = \(tenant.key) AND NOT \(nobody)
                   AND (\(uid)::text IS NULL OR uid = \(uid))
                   AND (\(email)::text IS NULL OR (email IS NOT NULL AND lower(email) = \(email)))
                 ORDER BY \(unescaped: Self.orderSQL(query))
                 LIMIT \(query.limit) OFFSET \(query.offset)
                 """, logger: logger)
-            return try await Self.decode(rows, tenantId: tenantId).map(\.0)
+            return try await Self.decode(rows, tenant: tenant).map(\.0)
         }
     }
 
     /// How many accounts `filter` selects (`accounts:query` with `returnUserInfo: false`).
-    public func count(tenantId: String?, _ filter: UserQuery.Filter) async throws -> Int64 {
-        let tenant = tenantId ?? ""
+    public func count(tenant: TenantScope, _ filter: UserQuery.Filter) async throws -> Int64 {
         let (uid, email, nobody) = Self.filterValues(filter)
         return try await database.withConnection { connection in
             let rows = try await connection.query(
                 """
                 SELECT count(*) FROM users
-                WHERE tenant_id = \(tenant) AND NOT \(nobody)
+                WHERE tenant_id = \(tenant.key) AND NOT \(nobody)
                   AND (\(uid)::text IS NULL OR uid = \(uid))
                   AND (\(email)::text IS NULL OR (email IS NOT NULL AND lower(email) = \(email)))
                 """, logger: logger)

@@ -38,14 +38,14 @@ extension UserRepository {
         }
     }
 
-    /// Applies `update` in a transaction of its own (``update(tenantId:uid:_:requiring:in:)``).
+    /// Applies `update` in a transaction of its own (``update(tenant:uid:_:requiring:in:)``).
     ///
     /// - Returns: the user as stored, or `nil` when no user matched `uid` and `precondition`.
     public func update(
-        tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition = .none
+        tenant: TenantScope, uid: String, _ update: UserUpdate, requiring precondition: Precondition = .none
     ) async throws -> User? {
         try await database.withTransaction { transaction in
-            try await self.update(tenantId: tenantId, uid: uid, update, requiring: precondition, in: transaction)
+            try await self.update(tenant: tenant, uid: uid, update, requiring: precondition, in: transaction)
         }
     }
 
@@ -58,29 +58,28 @@ extension UserRepository {
     /// Every change of a user row goes through here: the one builder of its SQL.
     /// - Returns: the user as stored, or `nil` when no user matched `uid` and `precondition`.
     public func update(
-        tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition,
+        tenant: TenantScope, uid: String, _ update: UserUpdate, requiring precondition: Precondition,
         in transaction: Transaction
     ) async throws -> User? {
         let rows = try await transaction.query(
-            Self.updateStatement(tenantId: tenantId, uid: uid, update, requiring: precondition), logger: logger)
-        guard var (user, _) = try await Self.decode(rows, tenantId: tenantId).first else { return nil }
+            Self.updateStatement(tenant: tenant, uid: uid, update, requiring: precondition), logger: logger)
+        guard var (user, _) = try await Self.decode(rows, tenant: tenant).first else { return nil }
         if update.changesPasswordLink {
             // The statement's snapshot predates the link it is about to rewrite.
             user.syncPasswordLink()
             try await syncPasswordLink(of: user, in: transaction)
         }
         if update.changesRevocationState {
-            try await transaction.announce(.user(tenantId: tenantId, uid: uid), logger: logger)
+            try await transaction.announce(.user(tenant, uid: uid), logger: logger)
         }
         return user
     }
 
-    /// ``update(tenantId:uid:_:requiring:in:)``'s statement: assigns exactly the fields `update`
+    /// ``update(tenant:uid:_:requiring:in:)``'s statement: assigns exactly the fields `update`
     /// sets and returns the row (no row when `uid` or `precondition` does not match).
     static func updateStatement(
-        tenantId: String?, uid: String, _ update: UserUpdate, requiring precondition: Precondition
+        tenant: TenantScope, uid: String, _ update: UserUpdate, requiring precondition: Precondition
     ) -> PostgresQuery {
-        let tenant = tenantId ?? ""
         let claims = update.customAttributes.map { JSONValue.object($0).serialized() }
         let (revocationMode, revocationValue): (Int, Int64) =
             switch update.revocation {
@@ -110,7 +109,7 @@ extension UserRepository {
                     WHEN 1 THEN (greatest(valid_since_us, \(revocationValue), coalesce(last_login_us, 0)) / 1000000 + 1) * 1000000
                     WHEN 2 THEN \(revocationValue)
                     ELSE valid_since_us END
-            WHERE tenant_id = \(tenant) AND uid = \(uid) \(unescaped: precondition.sql)
+            WHERE tenant_id = \(tenant.key) AND uid = \(uid) \(unescaped: precondition.sql)
             RETURNING \(unescaped: Self.columns)
             """
         return query

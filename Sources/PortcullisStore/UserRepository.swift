@@ -29,7 +29,7 @@ public struct UserRepository: Sendable {
         "created_at", "last_login_us", "last_refresh_at", "valid_since_us", "password_updated_us",
     ]
 
-    /// What every user read selects, in the order ``decode(_:tenantId:offset:)`` reads.
+    /// What every user read selects, in the order ``decode(_:tenant:offset:)`` reads.
     static let columns = (plainColumns + [providersColumn]).joined(separator: ", ")
 
     /// ``columns`` qualified by the table name, for statements joining other tables.
@@ -72,7 +72,7 @@ public struct UserRepository: Sendable {
                 ])
             }
         ).serialized()
-        let tenant = user.tenantId ?? ""
+        let tenant = user.scope.key
         let rows = try await transaction.query(
             """
             WITH tenant AS (SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR SHARE),
@@ -93,7 +93,7 @@ public struct UserRepository: Sendable {
             SELECT * FROM created
             """, logger: logger)
         // The statement's snapshot predates its own link: the links are the ones just written.
-        guard var (created, _) = try await Self.decode(rows, tenantId: user.tenantId).first else {
+        guard var (created, _) = try await Self.decode(rows, tenant: user.scope).first else {
             throw Conflict.tenantMissing
         }
         created.providers = user.providers
@@ -106,14 +106,14 @@ public struct UserRepository: Sendable {
         try await transaction.query(
             """
             DELETE FROM user_providers
-            WHERE tenant_id = \(user.tenantId ?? "") AND uid = \(user.uid) AND provider_id = \(ProviderLink.password)
+            WHERE tenant_id = \(user.scope.key) AND uid = \(user.uid) AND provider_id = \(ProviderLink.password)
               AND federated_id IS DISTINCT FROM \(link?.federatedId)
             """, logger: logger)
         guard let link else { return }
         try await transaction.query(
             """
             INSERT INTO user_providers (tenant_id, provider_id, federated_id, uid, email)
-            VALUES (\(user.tenantId ?? ""), \(link.providerId), \(link.federatedId), \(user.uid), \(link.email))
+            VALUES (\(user.scope.key), \(link.providerId), \(link.federatedId), \(user.uid), \(link.email))
             ON CONFLICT (tenant_id, provider_id, federated_id) DO NOTHING
             """, logger: logger)
     }
@@ -124,28 +124,28 @@ public struct UserRepository: Sendable {
     /// rotates the session row, then stamps the user row). Deleting the user row first and
     /// its sessions by cascade took the two locks the other way round, and a refresh racing
     /// the deletion deadlocked with it (PostgreSQL then aborted one of the two: a 500).
-    public func delete(tenantId: String?, uid: String) async throws -> Bool {
+    public func delete(tenant: TenantScope, uid: String) async throws -> Bool {
         try await database.withTransaction { transaction in
             try await transaction.query(
-                "DELETE FROM refresh_sessions WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
+                "DELETE FROM refresh_sessions WHERE tenant_id = \(tenant.key) AND uid = \(uid)", logger: logger)
             try await transaction.query(
-                "DELETE FROM action_codes WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)", logger: logger)
+                "DELETE FROM action_codes WHERE tenant_id = \(tenant.key) AND uid = \(uid)", logger: logger)
             let rows = try await transaction.query(
-                "DELETE FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid) RETURNING uid", logger: logger)
+                "DELETE FROM users WHERE tenant_id = \(tenant.key) AND uid = \(uid) RETURNING uid", logger: logger)
             var deleted = false
             for try await _ in rows.decode(String.self) { deleted = true }
             if deleted {
-                try await transaction.announce(.user(tenantId: tenantId, uid: uid), logger: logger)
+                try await transaction.announce(.user(tenant, uid: uid), logger: logger)
             }
             return deleted
         }
     }
 
     /// The revocation state other instances cache for `checkRevoked`: `nil` when the user is gone.
-    public func revocationState(tenantId: String?, uid: String) async throws -> (validSince: Timestamp, disabled: Bool)? {
+    public func revocationState(tenant: TenantScope, uid: String) async throws -> (validSince: Timestamp, disabled: Bool)? {
         try await database.withConnection { connection in
             let rows = try await connection.query(
-                "SELECT valid_since_us, disabled FROM users WHERE tenant_id = \(tenantId ?? "") AND uid = \(uid)",
+                "SELECT valid_since_us, disabled FROM users WHERE tenant_id = \(tenant.key) AND uid = \(uid)",
                 logger: logger)
             for try await (validSince, disabled) in rows.decode((Int64, Bool).self) {
                 return (Timestamp(microseconds: validSince), disabled)

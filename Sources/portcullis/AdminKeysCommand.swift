@@ -42,7 +42,7 @@ struct AdminKeysCommand: AsyncParsableCommand {
             let settings = try await options.loadSettings()
             let logger = commandLogger(settings)
             let keys = try await withServices(settings, logger: logger) { services in
-                try await services.adminKeys.list(tenantId: tenant)
+                try await services.adminKeys.list(ofTenant: tenant)
             }
             for key in keys {
                 print(

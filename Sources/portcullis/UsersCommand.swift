@@ -46,7 +46,8 @@ struct UsersCommand: AsyncParsableCommand {
                 var start = 0
                 while start < records.count {
                     let batch = Array(records[start..<min(start + UserImportPolicy.maximumUsersPerRequest, records.count)])
-                    let failures = try await service.importUsers(tenantId: tenantId, records: batch, hashConfig: config, actor: "cli")
+                    let failures = try await service.importUsers(
+                        tenant: TenantScope(tenantId), records: batch, hashConfig: config, actor: "cli")
                     summary.add(failures, batchSize: batch.count, offset: start)
                     start += batch.count
                     progress.show(start)
@@ -98,12 +99,12 @@ struct UsersCommand: AsyncParsableCommand {
             // Page by page on the primary key: memory stays one page whatever the tenant's size.
             let count = try await withServices(settings, logger: logger) { services in
                 let users = UserRepository(database: services.database, logger: logger)
-                _ = try await services.tenantSettings.settings(tenantId: tenantId)
+                _ = try await services.tenantSettings.settings(tenant: TenantScope(tenantId))
                 try output.write(contentsOf: Data("{\"users\": [\n".utf8))
                 var after: String?
                 var count = 0
                 while true {
-                    let page = try await users.pageWithPasswordHashes(tenantId: tenantId, after: after, limit: 1000)
+                    let page = try await users.pageWithPasswordHashes(tenant: TenantScope(tenantId), after: after, limit: 1000)
                     var chunk: [UInt8] = []
                     for (user, hash) in page {
                         if count > 0 { chunk += Array(",\n".utf8) }

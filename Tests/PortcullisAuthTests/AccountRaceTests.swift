@@ -33,7 +33,7 @@ struct AccountRaceTests {
             }
             #expect(outcomes.successes().count == 1)
             #expect(outcomes.codes() == [.emailExists: 29])
-            let holder = try #require(try await harness.users.find(tenantId: tenant, email: "wanted@example.com"))
+            let holder = try #require(try await harness.users.find(tenant: TenantScope(tenant), email: "wanted@example.com"))
             #expect([holder.user.uid] == outcomes.successes())
             let wanted = "wanted@example.com"
             #expect(try await harness.count("SELECT count(*) FROM users WHERE tenant_id = \(tenant) AND lower(email) = \(wanted)") == 1)
@@ -63,7 +63,7 @@ struct AccountRaceTests {
             #expect(outcomes.codes() == [.emailExists: 19])
             let (winner, upgraded) = try #require(outcomes.successes().first)
             #expect(upgraded.uid == guest.user.uid)
-            let stored = try #require(try await harness.users.find(tenantId: tenant, uid: guest.user.uid)?.user)
+            let stored = try #require(try await harness.users.find(tenant: TenantScope(tenant), uid: guest.user.uid)?.user)
             #expect(stored.email == "guest\(winner)@example.com" && stored.providers.map(\.providerId) == ["password"])
             #expect(try await harness.count("SELECT count(*) FROM users WHERE tenant_id = \(tenant)") == 1)
             #expect(try await harness.signIn("guest\(winner)@example.com", "password \(winner)", tenant: tenant).user.uid == guest.user.uid)
@@ -92,7 +92,7 @@ struct AccountRaceTests {
                 let (refreshed, _) = try await harness.tokens.refresh(tokens.refreshToken)
                 #expect(try claims(of: refreshed.idToken).value(at: ["auth_time"]) == authTime)
             }
-            let stored = try await harness.users.find(tenantId: tenant, uid: account.user.uid)?.user
+            let stored = try await harness.users.find(tenant: TenantScope(tenant), uid: account.user.uid)?.user
             #expect(stored?.lastLoginAt == behind.adding(seconds: 5))
         }
     }
@@ -112,7 +112,7 @@ struct AccountRaceTests {
                     ).user.uid
                 }
                 #expect(outcomes.successes().count == 50)
-                let user = try #require(try await harness.users.find(tenantId: tenant, uid: session.user.uid)?.user)
+                let user = try #require(try await harness.users.find(tenant: TenantScope(tenant), uid: session.user.uid)?.user)
                 let names = Set(stride(from: 0, to: 50, by: 2).map { "name \($0)" })
                 let photos = Set(stride(from: 1, to: 50, by: 2).map { "https://example.com/\($0).png" })
                 #expect(user.displayName.map(names.contains) == true, "\(user.displayName ?? "no name")")
@@ -130,7 +130,7 @@ struct AccountRaceTests {
                 let outcomes = try await race(31) { index in
                     guard index < 30 else {
                         return try await harness.adminAccounts.update(
-                            tenantId: tenant, uid: session.user.uid, .init(disabled: true), actor: "test"
+                            tenant: TenantScope(tenant), uid: session.user.uid, .init(disabled: true), actor: "test"
                         ).disabled
                     }
                     let changes = AccountService.Changes(profile: .init(displayName: "name \(index)"))
@@ -139,7 +139,7 @@ struct AccountRaceTests {
                 }
                 #expect(outcomes[30].value == true)
                 #expect(Set(outcomes.codes().keys).isSubset(of: [.userDisabled, .tokenExpired]), "\(outcomes.codes())")
-                #expect(try await harness.users.find(tenantId: tenant, uid: session.user.uid)?.user.disabled == true)
+                #expect(try await harness.users.find(tenant: TenantScope(tenant), uid: session.user.uid)?.user.disabled == true)
                 let refresh = await #expect(throws: AuthError.self) { try await harness.tokens.refresh(session.tokens.refreshToken) }
                 #expect([.tokenExpired, .userDisabled].contains(refresh?.code), "\(String(describing: refresh))")
             }

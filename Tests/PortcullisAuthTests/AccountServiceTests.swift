@@ -29,7 +29,8 @@ struct AccountServiceTests {
             let signedIn = try await harness.signIn("ADA@example.com", tenant: tenant)
             #expect(signedIn.user.uid == signedUp.user.uid)
             #expect(try await harness.tokens.verifyIDToken(signedIn.tokens.idToken).authTime == start.seconds + 90)
-            #expect(try await harness.users.find(tenantId: tenant, uid: signedUp.user.uid)?.user.lastLoginAt == harness.clock.now())
+            #expect(
+                try await harness.users.find(tenant: TenantScope(tenant), uid: signedUp.user.uid)?.user.lastLoginAt == harness.clock.now())
 
             // A refresh keeps the session's auth_time and rotates the refresh token.
             harness.clock.advance(seconds: 30)
@@ -64,8 +65,8 @@ struct AccountServiceTests {
                 }
                 #expect(unknown?.code == unknownEmail)
             }
-            #expect(try await harness.accounts.signInMethods(tenantId: open, email: "bob@example.com") == ["password"])
-            #expect(try await harness.accounts.signInMethods(tenantId: private_, email: "bob@example.com") == nil)
+            #expect(try await harness.accounts.signInMethods(tenant: TenantScope(open), email: "bob@example.com") == ["password"])
+            #expect(try await harness.accounts.signInMethods(tenant: TenantScope(private_), email: "bob@example.com") == nil)
         }
     }
 
@@ -87,11 +88,11 @@ struct AccountServiceTests {
             _ = try await harness.signIn("carol@example.com", tenant: tenant)
 
             let created = try await harness.adminAccounts.create(
-                tenantId: tenant, uid: nil, email: "dave@example.com", password: "correct horse", emailVerified: false,
+                tenant: TenantScope(tenant), uid: nil, email: "dave@example.com", password: "correct horse", emailVerified: false,
                 profile: .init(), disabled: false, actor: "test")
-            try await harness.adminAccounts.delete(tenantId: tenant, uid: created.uid, actor: "test")
-            try await harness.adminAccounts.delete(tenantId: tenant, uid: session.user.uid, actor: "test")
-            #expect(try await harness.adminAccounts.lookup(tenantId: tenant, uid: session.user.uid) == nil)
+            try await harness.adminAccounts.delete(tenant: TenantScope(tenant), uid: created.uid, actor: "test")
+            try await harness.adminAccounts.delete(tenant: TenantScope(tenant), uid: session.user.uid, actor: "test")
+            #expect(try await harness.adminAccounts.lookup(tenant: TenantScope(tenant), uid: session.user.uid) == nil)
         }
     }
 

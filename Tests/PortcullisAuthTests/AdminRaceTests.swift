@@ -14,7 +14,7 @@ struct AdminRaceTests {
         claims: [String: JSONValue]? = nil, displayName: String? = nil
     ) async throws -> User {
         try await harness.adminAccounts.update(
-            tenantId: tenant, uid: uid,
+            tenant: TenantScope(tenant), uid: uid,
             .init(displayName: displayName, disabled: disabled, emailVerified: emailVerified, customAttributes: claims), actor: "test")
     }
 
@@ -33,7 +33,7 @@ struct AdminRaceTests {
                     }
                 }
                 #expect(outcomes.successes().count == 40)
-                let user = try #require(try await harness.adminAccounts.lookup(tenantId: tenant, uid: uid))
+                let user = try #require(try await harness.adminAccounts.lookup(tenant: TenantScope(tenant), uid: uid))
                 #expect(user.disabled && user.emailVerified)
                 let levels = Set(stride(from: 0, to: 40, by: 4).map { JSONValue.integer(Int64($0)) })
                 #expect(user.customAttributes["level"].map(levels.contains) == true, "\(user.customAttributes)")
@@ -54,10 +54,10 @@ struct AdminRaceTests {
                     switch index {
                     case 25:
                         return try await harness.adminAccounts.update(
-                            tenantId: tenant, uid: uid, .init(disabled: true), actor: "race")
+                            tenant: TenantScope(tenant), uid: uid, .init(disabled: true), actor: "race")
                     case let index where index.isMultiple(of: 2):
                         return try await harness.adminAccounts.update(
-                            tenantId: tenant, uid: uid,
+                            tenant: TenantScope(tenant), uid: uid,
                             .init(
                                 displayName: "admin \(index)", photoURL: "https://p/\(index).png",
                                 customAttributes: ["n": .integer(Int64(index))]),
@@ -73,7 +73,7 @@ struct AdminRaceTests {
                 // Admin updates never fail; an end user's fails only once the disable has landed.
                 #expect(outcomes.enumerated().filter { $0.offset.isMultiple(of: 2) }.allSatisfy { $0.element.code == nil })
                 #expect(Set(outcomes.codes().keys).isSubset(of: [.userDisabled, .tokenExpired]), "\(outcomes.codes())")
-                let user = try #require(try await harness.adminAccounts.lookup(tenantId: tenant, uid: uid))
+                let user = try #require(try await harness.adminAccounts.lookup(tenant: TenantScope(tenant), uid: uid))
                 #expect(user.disabled)
                 #expect(user.validSince == disable.validSince, "no profile update moved the watermark")
                 #expect(user.displayName?.hasPrefix("admin ") == true || user.displayName?.hasPrefix("user ") == true)
@@ -93,13 +93,13 @@ struct AdminRaceTests {
             let identity = ProviderLink(providerId: "google.com", federatedId: "contested")
             let outcomes = try await race(20) { [uids] index in
                 try await harness.adminAccounts.update(
-                    tenantId: tenant, uid: uids[index], .init(linkProvider: identity), actor: "race")
+                    tenant: TenantScope(tenant), uid: uids[index], .init(linkProvider: identity), actor: "race")
             }
             #expect(outcomes.successes().count == 1)
             #expect(outcomes.codes() == [.federatedUserIdAlreadyLinked: 19])
             let owner = try #require(outcomes.successes().first)
             let found = try await harness.adminAccounts.lookup(
-                tenantId: tenant, uids: [], emails: [], phoneNumbers: [],
+                tenant: TenantScope(tenant), uids: [], emails: [], phoneNumbers: [],
                 federatedIds: [.init(providerId: "google.com", rawId: "contested")])
             #expect(found.map(\.uid) == [owner.uid])
         }

@@ -41,8 +41,8 @@ struct AdminServiceTests {
             let forged = String(tenantSecret.dropLast()) + (tenantSecret.last == "A" ? "B" : "A")
             #expect(try await Self.principal(harness, secret: forged) == nil)
 
-            #expect(try await harness.adminKeys.list(tenantId: mine).map(\.keyId) == [tenantKey.keyId])
-            #expect(try await harness.adminKeys.list(tenantId: nil).count == 3)
+            #expect(try await harness.adminKeys.list(ofTenant: mine).map(\.keyId) == [tenantKey.keyId])
+            #expect(try await harness.adminKeys.list(ofTenant: nil).count == 3)
         }
     }
 
@@ -54,19 +54,19 @@ struct AdminServiceTests {
             let created = harness.clock.now().date
             let (key, _) = try await harness.adminKeys.create(displayName: "ops", scope: .project, actor: "test")
             #expect(key.createTime == created)
-            #expect(try await harness.adminKeys.list(tenantId: nil).first?.createTime == created)
+            #expect(try await harness.adminKeys.list(ofTenant: nil).first?.createTime == created)
 
             harness.clock.advance(seconds: 5)
             try await harness.adminKeys.recordUse(of: key)
-            let used = try #require(try await harness.adminKeys.list(tenantId: nil).first)
+            let used = try #require(try await harness.adminKeys.list(ofTenant: nil).first)
             #expect(used.lastUsedTime == harness.clock.now().date)
             // Within the minute a use is not written again; after it, it is.
             harness.clock.advance(seconds: 30)
             try await harness.adminKeys.recordUse(of: used)
-            #expect(try await harness.adminKeys.list(tenantId: nil).first?.lastUsedTime == used.lastUsedTime)
+            #expect(try await harness.adminKeys.list(ofTenant: nil).first?.lastUsedTime == used.lastUsedTime)
             harness.clock.advance(seconds: 31)
             try await harness.adminKeys.recordUse(of: used)
-            #expect(try await harness.adminKeys.list(tenantId: nil).first?.lastUsedTime == harness.clock.now().date)
+            #expect(try await harness.adminKeys.list(ofTenant: nil).first?.lastUsedTime == harness.clock.now().date)
         }
     }
 
@@ -90,7 +90,7 @@ struct AdminServiceTests {
             try await harness.adminKeys.revoke(keyId: key.keyId, actor: "test")
             #expect(try await Self.principal(harness, secret: secret) == nil)
             await #expect(throws: AuthError(.adminKeyNotFound)) { try await harness.adminKeys.revoke(keyId: key.keyId, actor: "test") }
-            #expect(try await harness.adminKeys.list(tenantId: tenant).isEmpty)
+            #expect(try await harness.adminKeys.list(ofTenant: tenant).isEmpty)
 
             // Deleting a tenant takes its keys with it.
             let (survivor, survivorSecret) = try await harness.adminKeys.create(
@@ -113,7 +113,7 @@ struct AdminServiceTests {
             let second = try await harness.signIn("admin@example.com", tenant: tenant)
             func update(disabled: Bool? = nil, validSince: Int64? = nil) async throws -> User {
                 try await harness.adminAccounts.update(
-                    tenantId: tenant, uid: first.user.uid, .init(disabled: disabled, validSince: validSince), actor: "test")
+                    tenant: TenantScope(tenant), uid: first.user.uid, .init(disabled: disabled, validSince: validSince), actor: "test")
             }
             // A watermark between the two sign-ins ends the first session only.
             let revoked = try await update(validSince: start.seconds + 5)

@@ -157,7 +157,7 @@ struct AuthHarness: Sendable {
 
     /// Signs in with email and password.
     func signIn(_ email: String, _ password: String = "correct horse", tenant: String?) async throws -> AccountService.SignedIn {
-        try await accounts.signIn(tenantId: tenant, email: email, password: password, client: nil)
+        try await accounts.signIn(tenant: TenantScope(tenant), email: email, password: password, client: nil)
     }
 
     /// The number of rows `sql` (a `SELECT count(*)`) counts.

@@ -17,7 +17,7 @@ struct DeletionRaceTests {
         func delete(_ session: AccountService.SignedIn, tenant: String, on harness: AuthHarness) async throws {
             switch self {
             case .user: try await harness.accounts.deleteSelf(idToken: session.tokens.idToken, tenantId: tenant)
-            case .admin: try await harness.adminAccounts.delete(tenantId: tenant, uid: session.user.uid, actor: "test")
+            case .admin: try await harness.adminAccounts.delete(tenant: TenantScope(tenant), uid: session.user.uid, actor: "test")
             }
         }
     }
@@ -88,8 +88,8 @@ struct DeletionRaceTests {
                     Set(outcomes.codes().keys).isSubset(of: [.userNotFound, .invalidRefreshToken, .emailNotFound]),
                     "\(outcomes.codes())")
 
-                #expect(try await harness.users.find(tenantId: tenant, uid: uid) == nil)
-                #expect(try await harness.users.find(tenantId: tenant, email: email) == nil)
+                #expect(try await harness.users.find(tenant: TenantScope(tenant), uid: uid) == nil)
+                #expect(try await harness.users.find(tenant: TenantScope(tenant), email: email) == nil)
                 for table in ["users", "refresh_sessions", "user_providers"] {
                     let rows = try await harness.count(
                         "SELECT count(*) FROM \(unescaped: table) WHERE tenant_id = \(tenant) AND uid = \(uid)")
@@ -115,7 +115,7 @@ struct DeletionRaceTests {
                 let outcomes = try await race(40) { index -> Bool in
                     switch index % 4 {
                     case 0:
-                        try await harness.adminAccounts.delete(tenantId: tenant, uid: uid, actor: "test")
+                        try await harness.adminAccounts.delete(tenant: TenantScope(tenant), uid: uid, actor: "test")
                         return true
                     case 1:
                         _ = try await AdminRaceTests.update(
@@ -124,7 +124,7 @@ struct DeletionRaceTests {
                     case 2:
                         _ = try await harness.tokens.refresh(session.tokens.refreshToken)
                     default:
-                        _ = try await harness.adminAccounts.lookup(tenantId: tenant, uid: uid)
+                        _ = try await harness.adminAccounts.lookup(tenant: TenantScope(tenant), uid: uid)
                     }
                     return false
                 }
@@ -134,7 +134,7 @@ struct DeletionRaceTests {
                 let allowed: Set<AuthError.Code> = [.userNotFound, .invalidRefreshToken, .tokenExpired, .userDisabled]
                 #expect(Set(outcomes.codes().keys).isSubset(of: allowed), "\(outcomes.codes())")
 
-                #expect(try await harness.adminAccounts.lookup(tenantId: tenant, uid: uid) == nil)
+                #expect(try await harness.adminAccounts.lookup(tenant: TenantScope(tenant), uid: uid) == nil)
                 for table in ["users", "refresh_sessions", "user_providers"] {
                     let rows = try await harness.count(
                         "SELECT count(*) FROM \(unescaped: table) WHERE tenant_id = \(tenant) AND uid = \(uid)")

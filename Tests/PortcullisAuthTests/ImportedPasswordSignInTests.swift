@@ -40,15 +40,15 @@ struct ImportedPasswordSignInTests {
             await #expect(throws: AuthError(.invalidPassword)) {
                 try await harness.signIn("user1@test.com", "user1Password", tenant: tenant)
             }
-            #expect(try await harness.users.find(tenantId: tenant, uid: user.uid)?.passwordHash == imported)
+            #expect(try await harness.users.find(tenant: TenantScope(tenant), uid: user.uid)?.passwordHash == imported)
 
             let signedIn = try await harness.signIn("user1@test.com", "user1password", tenant: tenant)
             #expect(signedIn.user.uid == user.uid)
-            let rehashed = try await harness.users.find(tenantId: tenant, uid: user.uid)?.passwordHash
+            let rehashed = try await harness.users.find(tenant: TenantScope(tenant), uid: user.uid)?.passwordHash
             #expect(rehashed?.hasPrefix("$scrypt$ln=10,r=8,p=1$") == true, "\(rehashed ?? "no hash")")
             // The rehash is the same password, and is kept from now on.
             _ = try await harness.signIn("user1@test.com", "user1password", tenant: tenant)
-            #expect(try await harness.users.find(tenantId: tenant, uid: user.uid)?.passwordHash == rehashed)
+            #expect(try await harness.users.find(tenant: TenantScope(tenant), uid: user.uid)?.passwordHash == rehashed)
             await #expect(throws: AuthError(.invalidPassword)) {
                 try await harness.signIn("user1@test.com", "user1Password", tenant: tenant)
             }

@@ -26,11 +26,11 @@ struct KeyRotationRaceTests {
             let (tenant, first) = try await Self.dueTenant(harness)
             let instances = [harness, harness.instance(clock: harness.clock), harness.instance(clock: harness.clock)]
             let outcomes = try await race(24) { index in
-                try await instances[index % 3].keyrings.scheduleRotation(tenantId: tenant, dueAfterSeconds: Self.period)
+                try await instances[index % 3].keyrings.scheduleRotation(tenant: TenantScope(tenant), dueAfterSeconds: Self.period)
             }
             #expect(outcomes.codes().isEmpty)
             #expect(outcomes.successes().filter { $0 }.count == 1)
-            let keys = try await harness.signingKeys.all(tenantId: tenant)
+            let keys = try await harness.signingKeys.all(tenant: TenantScope(tenant))
             #expect(keys.count == 2)
             let now = harness.clock.now().date
             #expect(keys.filter { $0.state(at: now) == .pending }.count == 1)
@@ -45,30 +45,30 @@ struct KeyRotationRaceTests {
                 let (tenant, first) = try await Self.dueTenant(harness)
                 let outcomes = try await race(20) { index -> String? in
                     guard index % 4 == 0 else {
-                        _ = try await harness.keyrings.scheduleRotation(tenantId: tenant, dueAfterSeconds: Self.period)
+                        _ = try await harness.keyrings.scheduleRotation(tenant: TenantScope(tenant), dueAfterSeconds: Self.period)
                         return nil
                     }
-                    return try await harness.keyrings.rotate(tenantId: tenant, actor: "operator \(index)").activeKid
+                    return try await harness.keyrings.rotate(tenant: TenantScope(tenant), actor: "operator \(index)").activeKid
                 }
                 #expect(outcomes.codes().isEmpty)
                 let operatorKids = Set(outcomes.successes().compactMap { $0 })
 
                 // One newest key, made by an operator; whatever a scheduled pass published was withdrawn.
                 let now = harness.clock.now()
-                let keys = try await harness.signingKeys.all(tenantId: tenant)
+                let keys = try await harness.signingKeys.all(tenant: TenantScope(tenant))
                 let newest = keys.filter { $0.retireTime == nil }
                 #expect(newest.count == 1)
                 let signing = try #require(newest.first)
                 #expect(operatorKids.contains(signing.kid) && signing.kid != first)
                 #expect(keys.allSatisfy { $0.state(at: now.date) != .pending })
-                let published = try await harness.signingKeys.published(tenantId: tenant, at: now.date)
+                let published = try await harness.signingKeys.published(tenant: TenantScope(tenant), at: now.date)
                 // Every key still published has signed: a withdrawn scheduled key (which would sign from now + lead) is gone.
                 #expect(published.allSatisfy { Timestamp($0.signsFrom) <= now }, "a withdrawn key is still published")
                 #expect(published.contains { $0.kid == first }, "the replaced key stays published for its tokens")
 
                 // A fresh keyring signs with it, now and after any scheduled lead would have passed.
                 harness.keyrings.invalidateAll()
-                let keyring = try await harness.keyrings.keyring(tenantId: tenant)
+                let keyring = try await harness.keyrings.keyring(tenant: TenantScope(tenant))
                 // No next key: the active one signs now and after any scheduled lead would have passed.
                 #expect(keyring.next == nil)
                 #expect(keyring.activeKid == signing.kid)

@@ -35,21 +35,21 @@ struct KeyRotationServiceTests {
 
             harness.clock.advance(seconds: Self.period)
             await rotation.rotateDueKeys()
-            #expect(try await harness.signingKeys.all(tenantId: tenant).count == 1, "rotated at exactly the period")
+            #expect(try await harness.signingKeys.all(tenant: TenantScope(tenant)).count == 1, "rotated at exactly the period")
 
             harness.clock.advance(seconds: 1)
             let published = harness.clock.now()
             await rotation.rotateDueKeys()
-            let keys = try await harness.signingKeys.all(tenantId: tenant)
+            let keys = try await harness.signingKeys.all(tenant: TenantScope(tenant))
             #expect(keys.count == 2)
             let next = try #require(keys.first { $0.kid != first })
             #expect(next.state(at: published.date) == .pending)
             #expect(Timestamp(next.signsFrom) == published.adding(seconds: 600))
-            let keyring = try await harness.keyrings.keyring(tenantId: tenant)
+            let keyring = try await harness.keyrings.keyring(tenant: TenantScope(tenant))
             #expect(keyring.next?.kid == next.kid, "published in the JWKS before it signs")
             // A second pass finds nothing due: the next key is not old, it is not even signing yet.
             await rotation.rotateDueKeys()
-            #expect(try await harness.signingKeys.all(tenantId: tenant).count == 2)
+            #expect(try await harness.signingKeys.all(tenant: TenantScope(tenant)).count == 2)
 
             harness.clock.advance(seconds: 599)
             #expect(try await Self.signingKid(harness, tenant: tenant) == first)
@@ -59,10 +59,10 @@ struct KeyRotationServiceTests {
             // The next rotation is due a period after the new key started signing.
             harness.clock.advance(seconds: Self.period)
             await rotation.rotateDueKeys()
-            #expect(try await harness.signingKeys.all(tenantId: tenant).count == 2)
+            #expect(try await harness.signingKeys.all(tenant: TenantScope(tenant)).count == 2)
             harness.clock.advance(seconds: 1)
             await rotation.rotateDueKeys()
-            #expect(try await harness.signingKeys.all(tenantId: tenant).count == 3)
+            #expect(try await harness.signingKeys.all(tenant: TenantScope(tenant)).count == 3)
         }
     }
 
@@ -73,7 +73,7 @@ struct KeyRotationServiceTests {
             let session = try await harness.signUp("keys@example.com", tenant: tenant)
             let old = try kid(of: session.tokens.idToken)
             harness.clock.advance(seconds: Self.period + 1)
-            #expect(try await harness.keyrings.scheduleRotation(tenantId: tenant, dueAfterSeconds: Int(Self.period)))
+            #expect(try await harness.keyrings.scheduleRotation(tenant: TenantScope(tenant), dueAfterSeconds: Int(Self.period)))
             // The old key stops signing after the 600 s lead; its last token lives 3600 s; 300 s of skew.
             let retired = harness.clock.now().adding(seconds: 600)
             let lastToken = try await harness.tokens.mintIDToken(
@@ -81,7 +81,7 @@ struct KeyRotationServiceTests {
             #expect(try kid(of: lastToken.token) == old)
 
             func publishedKids(at instant: Timestamp) async throws -> Set<String> {
-                Set(try await harness.signingKeys.published(tenantId: tenant, at: instant.date).map(\.kid))
+                Set(try await harness.signingKeys.published(tenant: TenantScope(tenant), at: instant.date).map(\.kid))
             }
             #expect(try await publishedKids(at: retired.adding(seconds: 3600 + 299)).contains(old))
             #expect(try await !publishedKids(at: retired.adding(seconds: 3600 + 300)).contains(old))
@@ -100,15 +100,15 @@ struct KeyRotationServiceTests {
             _ = try await harness.signUp("keys@example.com", tenant: tenant)
             let rotation = Self.rotation(harness)
             harness.clock.advance(seconds: 20 * 86_400)
-            let rotated = try await harness.keyrings.rotate(tenantId: tenant, actor: "test")
+            let rotated = try await harness.keyrings.rotate(tenant: TenantScope(tenant), actor: "test")
             #expect(try await Self.signingKid(harness, tenant: tenant) == rotated.activeKid, "immediate: no lead")
 
             harness.clock.advance(seconds: 10 * 86_400 + 1)
             await rotation.rotateDueKeys()
-            #expect(try await harness.signingKeys.all(tenantId: tenant).count == 2, "not due by the replaced key's age")
+            #expect(try await harness.signingKeys.all(tenant: TenantScope(tenant)).count == 2, "not due by the replaced key's age")
             harness.clock.advance(seconds: 20 * 86_400)
             await rotation.rotateDueKeys()
-            #expect(try await harness.signingKeys.all(tenantId: tenant).count == 3)
+            #expect(try await harness.signingKeys.all(tenant: TenantScope(tenant)).count == 3)
         }
     }
 
@@ -118,17 +118,17 @@ struct KeyRotationServiceTests {
             let tenant = try await harness.createTenant()
             _ = try await harness.signUp("keys@example.com", tenant: tenant)
             harness.clock.advance(seconds: Self.period + 1)
-            #expect(try await harness.keyrings.scheduleRotation(tenantId: tenant, dueAfterSeconds: Int(Self.period)))
-            let pending = try #require(try await harness.keyrings.keyring(tenantId: tenant).next?.kid)
+            #expect(try await harness.keyrings.scheduleRotation(tenant: TenantScope(tenant), dueAfterSeconds: Int(Self.period)))
+            let pending = try #require(try await harness.keyrings.keyring(tenant: TenantScope(tenant)).next?.kid)
 
             harness.clock.advance(seconds: 60)
-            let rotated = try await harness.keyrings.rotate(tenantId: tenant, actor: "operator")
+            let rotated = try await harness.keyrings.rotate(tenant: TenantScope(tenant), actor: "operator")
             #expect(rotated.next == nil)
             guard case .array(let published)? = rotated.jwks.value(at: ["keys"]) else { throw TestSetupError("no JWKS") }
             #expect(!published.contains { $0.value(at: ["kid"]) == .string(pending) })
             let now = harness.clock.now().date
             let states = Dictionary(
-                uniqueKeysWithValues: try await harness.keyrings.list(tenantId: tenant).map { ($0.kid, $0.state(at: now)) })
+                uniqueKeysWithValues: try await harness.keyrings.list(tenant: TenantScope(tenant)).map { ($0.kid, $0.state(at: now)) })
             #expect(states[pending] == .retired, "listed \(states[pending].map(\.rawValue) ?? "nothing") for the withdrawn key")
             #expect(states[rotated.activeKid] == .active)
             // Once the withdrawn key's lead has passed, the operator's key still signs.

@@ -56,7 +56,7 @@ struct RecentLoginTests {
             // Signing in again restores the right.
             let again = try await harness.signIn("recent@example.com", "second secret", tenant: tenant)
             try await harness.accounts.deleteSelf(idToken: again.tokens.idToken, tenantId: tenant)
-            #expect(try await harness.users.find(tenantId: tenant, uid: session.user.uid) == nil)
+            #expect(try await harness.users.find(tenant: TenantScope(tenant), uid: session.user.uid) == nil)
         }
     }
 

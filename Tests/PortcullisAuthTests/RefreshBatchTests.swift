@@ -37,7 +37,7 @@ struct RefreshBatchTests {
                 let session = all[index == 40 ? 0 : index == 41 ? 40 : index]
                 let presented = index == 41 ? [UInt8](repeating: 7, count: 32) : session.token.secretHash
                 let rotation = RefreshSessionRepository.Rotation(
-                    tenantId: session.tenant, sessionId: session.token.sessionId, presentedHash: presented,
+                    tenant: TenantScope(session.tenant), sessionId: session.token.sessionId, presentedHash: presented,
                     successorHash: session.token.successor(using: key).secretHash, now: now)
                 // The batched common case, then (for anything off) the policy's own transaction, as a refresh does.
                 if let rotated = try await repository.rotateCurrent(rotation) { return rotated.user }

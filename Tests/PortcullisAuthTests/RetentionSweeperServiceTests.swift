@@ -54,7 +54,7 @@ struct RetentionSweeperServiceTests {
             harness.clock.set(start.adding(seconds: 25 * 86_400))
             let late = try await harness.signUp("late@example.com", tenant: tenant)
             _ = try await harness.adminAccounts.update(
-                tenantId: tenant, uid: late.user.uid, .init(disabled: true), actor: "test")
+                tenant: TenantScope(tenant), uid: late.user.uid, .init(disabled: true), actor: "test")
             let all = try await Self.stored(harness, tenant: tenant)
             #expect(all.count == 5)
 

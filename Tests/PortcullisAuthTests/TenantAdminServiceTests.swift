@@ -16,13 +16,13 @@ struct TenantAdminServiceTests {
             let tenant = try await harness.createTenant(
                 #"{"displayName":"m","allowPasswordSignup":true,"enableAnonymousUser":true,"idTokenLifetimeSeconds":600}"#)
             // Cached before the change: the service must replace the cached copy itself.
-            #expect(try await harness.tenantCache.settings(tenantId: tenant).enableAnonymousUser)
+            #expect(try await harness.tenantCache.settings(tenant: TenantScope(tenant)).enableAnonymousUser)
             let body = try json(
                 #"{"displayName":"ignored","allowPasswordSignup":false,"enableAnonymousUser":false,"recentLoginWindowSeconds":60}"#)
             let updated = try await harness.tenantAdmin.update(
                 id: tenant, body: body, updateMask: "enableAnonymousUser,recent_login_window_seconds", scope: .project, actor: "test")
             #expect(updated.version == 2)
-            for settings in [updated.settings, try await harness.tenantCache.settings(tenantId: tenant)] {
+            for settings in [updated.settings, try await harness.tenantCache.settings(tenant: TenantScope(tenant))] {
                 #expect(settings.displayName == "m" && settings.allowPasswordSignup && settings.idTokenLifetimeSeconds == 600)
                 #expect(!settings.enableAnonymousUser && settings.recentLoginWindowSeconds == 60)
             }
@@ -63,7 +63,7 @@ struct TenantAdminServiceTests {
             let stored = try await harness.tenantAdmin.get(id: tenant)
             #expect(stored.version == 1 && stored.settings.displayName == "t")
             let audit = AuditLogRepository(database: harness.database, logger: TestDatabase.logger)
-            #expect(try await audit.list(tenantId: tenant, beforeId: nil, limit: 10).map(\.action) == ["tenant.create"])
+            #expect(try await audit.list(ofTenant: tenant, beforeId: nil, limit: 10).map(\.action) == ["tenant.create"])
         }
     }
 
@@ -72,7 +72,7 @@ struct TenantAdminServiceTests {
         try await AuthHarness.run { harness in
             let initial = try await harness.tenantAdmin.projectConfig()
             #expect(initial.version == 0 && initial.settings == TenantSettings())
-            #expect(try await !harness.tenantCache.settings(tenantId: nil).allowPasswordSignup)
+            #expect(try await !harness.tenantCache.settings(tenant: .project).allowPasswordSignup)
             let body = try json(#"{"allowPasswordSignup":true,"displayName":"ignored"}"#)
             let first = try await harness.tenantAdmin.updateProjectConfig(body: body, updateMask: "allowPasswordSignup", actor: "test")
             #expect(first.version == 1 && first.settings.allowPasswordSignup && first.settings.displayName == nil)
@@ -84,7 +84,7 @@ struct TenantAdminServiceTests {
             let second = try await harness.tenantAdmin.updateProjectConfig(
                 body: try json(#"{"refreshTokenReuseGraceSeconds":0}"#), updateMask: "refreshTokenReuseGraceSeconds", actor: "test")
             #expect(second.version == 2 && second.settings.allowPasswordSignup && second.settings.refreshTokenReuseGraceSeconds == 0)
-            #expect(try await harness.tenantCache.settings(tenantId: nil) == second.settings)
+            #expect(try await harness.tenantCache.settings(tenant: .project) == second.settings)
         }
     }
 }

@@ -63,17 +63,18 @@ struct TenantDeletionRaceTests {
             let tenant = try await harness.createTenant()
             // Another instance has the tenant cached; the deletion's NOTIFY has not reached it.
             let stale = harness.instance(clock: harness.clock)
-            _ = try await stale.tenantCache.settings(tenantId: tenant)
+            _ = try await stale.tenantCache.settings(tenant: TenantScope(tenant))
             try await harness.tenantAdmin.delete(id: tenant, actor: "test")
 
             await #expect(throws: AuthError(.tenantNotFound)) { try await stale.signUp("late@example.com", tenant: tenant) }
             await #expect(throws: Conflict.tenantMissing) {
                 try await stale.adminAccounts.create(
-                    tenantId: tenant, uid: "late", email: nil, password: nil, emailVerified: false, profile: .init(), disabled: false,
+                    tenant: TenantScope(tenant), uid: "late", email: nil, password: nil, emailVerified: false, profile: .init(),
+                    disabled: false,
                     actor: "test")
             }
             // Its first key would be made by the JWKS or a token naming the tenant.
-            await #expect(throws: AuthError(.tenantNotFound)) { try await stale.keyrings.keyring(tenantId: tenant) }
+            await #expect(throws: AuthError(.tenantNotFound)) { try await stale.keyrings.keyring(tenant: TenantScope(tenant)) }
             for table in ["users", "user_providers", "signing_keys"] {
                 let rows = try await harness.count("SELECT count(*) FROM \(unescaped: table) WHERE tenant_id = \(tenant)")
                 #expect(rows == 0, "\(table) of the deleted tenant")

@@ -86,7 +86,7 @@ struct TokenRaceTests {
                 group.addTask {
                     for await _ in rotated { break }
                     _ = try await harness.adminAccounts.update(
-                        tenantId: tenant, uid: session.user.uid, .init(disabled: true), actor: "test")
+                        tenant: TenantScope(tenant), uid: session.user.uid, .init(disabled: true), actor: "test")
                     disabled.set()
                     return []
                 }
@@ -113,7 +113,7 @@ struct TokenRaceTests {
             // The doomed user's ten sessions end with an admin's revocation; then everything ages 40 days.
             harness.clock.advance(seconds: 1)
             _ = try await harness.adminAccounts.update(
-                tenantId: tenant, uid: doomed.user.uid, .init(validSince: harness.clock.now().seconds), actor: "test")
+                tenant: TenantScope(tenant), uid: doomed.user.uid, .init(validSince: harness.clock.now().seconds), actor: "test")
             harness.clock.advance(seconds: 40 * 86_400)
             let sweepers = [harness, harness.instance(clock: harness.clock)].map { $0.sweeper(batchSize: 2) }
             let live = liveTokens
@@ -126,7 +126,7 @@ struct TokenRaceTests {
             #expect(outcomes.codes().isEmpty, "\(outcomes.codes())")
             #expect((outcomes[0].value ?? 0) + (outcomes[1].value ?? 0) == 10)
             for (user, remaining) in [("alive@example.com", 10), ("doomed@example.com", 0)] {
-                let uid = try #require(try await harness.users.find(tenantId: tenant, email: user)?.user.uid)
+                let uid = try #require(try await harness.users.find(tenant: TenantScope(tenant), email: user)?.user.uid)
                 let stored = try await harness.count(
                     "SELECT count(*) FROM refresh_sessions WHERE tenant_id = \(tenant) AND uid = \(uid)")
                 #expect(stored == Int64(remaining), "\(user)")

@@ -44,13 +44,13 @@ struct TokenTimeTests {
             let (first, _) = try await harness.tokens.refresh(session.tokens.refreshToken)
             let refreshedAt = harness.clock.now().seconds
             #expect(
-                try await harness.users.find(tenantId: tenant, uid: session.user.uid)?.user.lastRefreshAt
+                try await harness.users.find(tenant: TenantScope(tenant), uid: session.user.uid)?.user.lastRefreshAt
                     == Date(timeIntervalSince1970: Double(refreshedAt)))
             // Within the minute the row is not written again.
             harness.clock.advance(seconds: 30)
             _ = try await harness.tokens.refresh(first.refreshToken)
             #expect(
-                try await harness.users.find(tenantId: tenant, uid: session.user.uid)?.user.lastRefreshAt
+                try await harness.users.find(tenant: TenantScope(tenant), uid: session.user.uid)?.user.lastRefreshAt
                     == Date(timeIntervalSince1970: Double(refreshedAt)))
         }
     }

@@ -72,9 +72,9 @@ extension CustomTokenTests {
         // away, so what follows can only travel by NOTIFY.
         let probe = try await gatewayA.createTenant()
         let cacheB = gatewayB.server.services.tenantSettings
-        _ = try await cacheB.settings(tenantId: probe)
+        _ = try await cacheB.settings(tenant: TenantScope(probe))
         try await gatewayA.patchTenant(probe, mask: "disableAuth", #"{"disableAuth":true}"#)
-        #expect(try await eventually { try await cacheB.settings(tenantId: probe).disableAuth } != nil)
+        #expect(try await eventually { try await cacheB.settings(tenant: TenantScope(probe)).disableAuth } != nil)
 
         let signer = try await TestSigner.create(gatewayA)
         let withKid = try signer.mint(uid: "b-user")

@@ -281,16 +281,16 @@ struct EmailActionTests {
             #expect(deliveries.first?.messageId?.isEmpty == false)
             let outbox = EmailOutboxRepository(database: fixture.gateway.server.database, logger: TestDatabase.logger)
             // The receiver counts the delivery before the gateway records it.
-            #expect(try await eventually { try await outbox.messages(tenantId: fixture.tenant).first?.delivered == true } != nil)
-            #expect(try await outbox.messages(tenantId: fixture.tenant).first?.attempts == 3)
+            #expect(try await eventually { try await outbox.messages(tenant: TenantScope(fixture.tenant)).first?.delivered == true } != nil)
+            #expect(try await outbox.messages(tenant: TenantScope(fixture.tenant)).first?.attempts == 3)
 
             fixture.receiver.fail(next: 100)
             #expect(try await fixture.send(["requestType": "PASSWORD_RESET", "email": "flaky@example.com"]).status == .ok)
             let gaveUp = try await eventually(within: .seconds(10)) {
-                try await outbox.messages(tenantId: fixture.tenant).last?.dead == true
+                try await outbox.messages(tenant: TenantScope(fixture.tenant)).last?.dead == true
             }
             #expect(gaveUp != nil)
-            let message = try #require(try await outbox.messages(tenantId: fixture.tenant).last)
+            let message = try #require(try await outbox.messages(tenant: TenantScope(fixture.tenant)).last)
             #expect(message.attempts == 3 && !message.delivered)
             #expect(message.lastError?.contains("503") == true, "\(message.lastError ?? "")")
             let audit = try await fixture.gateway.send(.get, "/v2/projects/\(TestGateway.projectId)/tenants/\(fixture.tenant)/auditEvents")

@@ -98,7 +98,7 @@ struct EmailDeliveryTests {
             try await second.application.test(.router) { _ in
                 let deliveries = try await receiver.waitForDeliveries(3)
                 #expect(Set(deliveries.compactMap(\.messageId)).count == 3)
-                #expect(try await eventually { try await outbox.messages(tenantId: tenant).allSatisfy(\.delivered) } != nil)
+                #expect(try await eventually { try await outbox.messages(tenant: TenantScope(tenant)).allSatisfy(\.delivered) } != nil)
             }
         }
     }
@@ -144,7 +144,7 @@ struct EmailDeliveryTests {
                 let claimStarted = ContinuousClock.now
                 let abandoned = try await Self.claimNow(outbox, first.database, tenant: tenant, lease: lease)
                 #expect(try await outbox.markFailed(stale, reason: "late", retryAfter: nil) == false)
-                let status = try await outbox.messages(tenantId: tenant)
+                let status = try await outbox.messages(tenant: TenantScope(tenant))
                 #expect(status.map(\.dead) == [false], "a stale failure dead-lettered the message")
                 #expect(status.map(\.attempts) == [2])
                 return (tenant, abandoned, claimStarted)
@@ -161,10 +161,10 @@ struct EmailDeliveryTests {
                 }
                 let deliveries = try await receiver.waitForDeliveries(1)
                 #expect(deliveries.map(\.messageId) == [abandoned.id])
-                #expect(try await eventually { try await outbox.messages(tenantId: tenant).first?.delivered == true } != nil)
+                #expect(try await eventually { try await outbox.messages(tenant: TenantScope(tenant)).first?.delivered == true } != nil)
                 #expect(try await outbox.markFailed(abandoned, reason: "late", retryAfter: nil) == false)
                 try await Task.sleep(for: .milliseconds(300))
-                let status = try await outbox.messages(tenantId: tenant)
+                let status = try await outbox.messages(tenant: TenantScope(tenant))
                 #expect(status.map(\.delivered) == [true])
                 #expect(status.map(\.dead) == [false])
                 #expect(status.map(\.attempts) == [3])

@@ -103,7 +103,7 @@ struct ForwardAuthTests {
         cache.remember(TokenFingerprint("d"), claims("d"), ifGeneration: generation)  // c and a move back; b falls out
         #expect(cache.claims(of: TokenFingerprint("b")) == nil)
         #expect(["a", "c", "d"].allSatisfy { cache.claims(of: TokenFingerprint($0))?.subject == $0 })
-        cache.invalidate(.signingKeys(tenantId: "t"))
+        cache.invalidate(.signingKeys(.tenant("t")))
         #expect(cache.claims(of: TokenFingerprint("d")) == nil)
         // A verification that began before the keys changed is not remembered.
         cache.remember(TokenFingerprint("e"), claims("e"), ifGeneration: generation)

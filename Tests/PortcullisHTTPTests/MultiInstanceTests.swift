@@ -28,21 +28,23 @@ struct MultiInstanceTests {
                 }
                 // B's listener flushes once when LISTEN starts; a first change seen through it proves LISTEN is up,
                 // and B's periodic refresh is an hour away, so what follows can only travel by NOTIFY.
-                _ = try await b.services.tenantSettings.settings(tenantId: probe)
+                _ = try await b.services.tenantSettings.settings(tenant: TenantScope(probe))
                 try await patch(probe)
                 #expect(
-                    try await eventually { try await b.services.tenantSettings.settings(tenantId: probe).permissions.disabledUserSignup }
+                    try await eventually {
+                        try await b.services.tenantSettings.settings(tenant: TenantScope(probe)).permissions.disabledUserSignup
+                    }
                         != nil)
 
-                let before = try await b.services.tenantSettings.settings(tenantId: tenant)
+                let before = try await b.services.tenantSettings.settings(tenant: TenantScope(tenant))
                 #expect(!before.permissions.disabledUserSignup)
                 try await patch(tenant)
                 // A applies its own change to its very next request.
-                #expect(try await a.services.tenantSettings.settings(tenantId: tenant).permissions.disabledUserSignup)
+                #expect(try await a.services.tenantSettings.settings(tenant: TenantScope(tenant)).permissions.disabledUserSignup)
                 // How fast is scripts/bench's question (DESIGN.md §7); a loaded test machine
                 // only has to show that the change arrives.
                 let delay = try await eventually(within: .seconds(30)) {
-                    let seen = try await b.services.tenantSettings.settings(tenantId: tenant)
+                    let seen = try await b.services.tenantSettings.settings(tenant: TenantScope(tenant))
                     return seen.permissions.disabledUserSignup && seen.permissions.disabledUserDeletion
                 }
                 #expect(delay != nil, "B never saw the toggle")

@@ -79,7 +79,7 @@ struct RetentionSweeperTests {
             #expect(try await fixture.send(["requestType": "VERIFY_EMAIL", "idToken": .string(session.idToken)]).status == .ok)
             _ = try await fixture.receiver.waitForDeliveries(1)
             let outbox = EmailOutboxRepository(database: database, logger: TestDatabase.logger)
-            #expect(try await eventually { try await outbox.messages(tenantId: tenant).allSatisfy(\.delivered) } != nil)
+            #expect(try await eventually { try await outbox.messages(tenant: TenantScope(tenant)).allSatisfy(\.delivered) } != nil)
             // An admin's link, never used, and one used.
             _ = try await fixture.adminCode("PASSWORD_RESET", email: "ada@example.com")
             let used = try await fixture.adminCode("VERIFY_EMAIL", email: "ada@example.com")

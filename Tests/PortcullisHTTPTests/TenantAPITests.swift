@@ -137,7 +137,7 @@ struct TenantAPITests {
             #expect(try patched.json().value(at: ["name"]) == .string("projects/\(TestGateway.projectId)/config"))
             let viaEmulator = try await gateway.send(.get, "/identitytoolkit.googleapis.com\(config)").json()
             #expect(viaEmulator.value(at: ["client", "permissions", "disabledUserSignup"]) == .bool(true))
-            #expect(try await gateway.server.services.tenantSettings.settings(tenantId: nil).permissions.disabledUserSignup)
+            #expect(try await gateway.server.services.tenantSettings.settings(tenant: .project).permissions.disabledUserSignup)
         }
     }
 

@@ -95,7 +95,7 @@ struct TokenTests {
             let tenant = try await gateway.createTenant(#"{"displayName":"f","allowPasswordSignup":true}"#)
             let session = try await gateway.signUp("f@example.com", tenant: tenant)
             let parts = session.idToken.split(separator: ".").map(String.init)
-            let keyring = try await gateway.server.services.tokens.keyrings.keyring(tenantId: tenant)
+            let keyring = try await gateway.server.services.tokens.keyrings.keyring(tenant: TenantScope(tenant))
             guard case .object(let payload) = session.claims else { throw TestSetupError("no claims") }
             func encode(_ value: JSONValue) -> String { Base64URL.encode(Array(value.serialized().utf8)) }
             func resigned(_ change: (inout [String: JSONValue]) -> Void) throws -> String {

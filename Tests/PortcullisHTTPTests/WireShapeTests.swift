@@ -202,7 +202,7 @@ struct WireShapeTests {
                     string: #"{"providerId":"apple.com","tokenType":"ACCESS_TOKEN","token":"apple-token","idToken":"\#(session.idToken)"}"#)
             )
             #expect(try revoked.json() == .object([:]), "\(String(buffer: revoked.body))")
-            // iOS sends the enum's number, and no tenantId: the token's tenant is the request's.
+            // iOS sends the enum's number, and no tenant: TenantScope(the) token's tenant is the request's.
             func revoke(_ idToken: String) async throws -> TestResponse {
                 try await gateway.client.execute(
                     uri: "/v2/accounts:revokeToken?key=\(TestGateway.apiKey)", method: .post, headers: [.contentType: "application/json"],

@@ -34,7 +34,7 @@ struct TenantStoreTests {
             #expect(try await tenants.find(id: tenant.id)?.version == 2)
             #expect(try await tenants.update(id: "missing", actor: "test") { $0 } == nil)
 
-            let events = try await audit.list(tenantId: tenant.id, beforeId: nil, limit: 10)
+            let events = try await audit.list(ofTenant: tenant.id, beforeId: nil, limit: 10)
             #expect(events.map(\.action) == ["tenant.update", "tenant.create"])
             #expect(events[0].before?.value(at: ["client", "permissions", "disabledUserSignup"]) == .bool(false))
             #expect(events[0].after?.value(at: ["client", "permissions", "disabledUserSignup"]) == .bool(true))
@@ -54,7 +54,7 @@ struct TenantStoreTests {
                 tenants: tenants, projectConfig: ProjectConfigRepository(database: database, projectId: "p", logger: logger))
             database.subscribers.add([cache])
             let tenant = try await tenants.create(settings: TenantSettings(), actor: "test")
-            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserSignup == false)
+            #expect(try await cache.settings(tenant: TenantScope(tenant.id)).permissions.disabledUserSignup == false)
 
             struct Refused: Error {}
             await #expect(throws: Refused.self) {
@@ -66,9 +66,9 @@ struct TenantStoreTests {
                 return next
             }
             // The update's commit reached the cache before `update` returned.
-            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserSignup == true)
+            #expect(try await cache.settings(tenant: TenantScope(tenant.id)).permissions.disabledUserSignup == true)
             #expect(try await tenants.delete(id: tenant.id, actor: "test"))
-            await #expect(throws: AuthError(.tenantNotFound)) { try await cache.settings(tenantId: tenant.id) }
+            await #expect(throws: AuthError(.tenantNotFound)) { try await cache.settings(tenant: TenantScope(tenant.id)) }
         }
     }
 
@@ -80,7 +80,7 @@ struct TenantStoreTests {
             let projectConfig = ProjectConfigRepository(database: database, projectId: "p", logger: logger)
             let cache = TenantSettingsCache(tenants: tenants, projectConfig: projectConfig)
             let tenant = try await tenants.create(settings: TenantSettings(), actor: "test")
-            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserDeletion == false)
+            #expect(try await cache.settings(tenant: TenantScope(tenant.id)).permissions.disabledUserDeletion == false)
 
             // A write the cache is not told about stays invisible: it is really serving from memory.
             _ = try await tenants.update(id: tenant.id, actor: "test") { current in
@@ -88,18 +88,18 @@ struct TenantStoreTests {
                 next.permissions.disabledUserDeletion = true
                 return next
             }
-            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserDeletion == false)
+            #expect(try await cache.settings(tenant: TenantScope(tenant.id)).permissions.disabledUserDeletion == false)
 
             cache.invalidate(.tenant(id: tenant.id, version: 2))
-            #expect(try await cache.settings(tenantId: tenant.id).permissions.disabledUserDeletion == true)
+            #expect(try await cache.settings(tenant: TenantScope(tenant.id)).permissions.disabledUserDeletion == true)
 
             // Unknown tenants are TENANT_NOT_FOUND, also for ids that could never exist.
             for id in ["nope", "bad id'", ""] {
-                let error = await #expect(throws: AuthError.self) { try await cache.settings(tenantId: id) }
+                let error = await #expect(throws: AuthError.self) { try await cache.settings(tenant: .tenant(id)) }
                 #expect(error?.code == .tenantNotFound)
             }
             // Project users read the project config, defaults until set.
-            #expect(try await cache.settings(tenantId: nil) == TenantSettings())
+            #expect(try await cache.settings(tenant: .project) == TenantSettings())
         }
     }
 
@@ -127,14 +127,14 @@ struct TenantStoreTests {
                 }
                 // Once a first change is seen, LISTEN is in place (its one start-up flush is behind us).
                 let probe = try await tenants.create(settings: TenantSettings(), actor: "test")
-                _ = try await cache.settings(tenantId: probe.id)
+                _ = try await cache.settings(tenant: TenantScope(probe.id))
                 try await enableAnonymous(probe.id)
-                #expect(try await eventually { try await cache.settings(tenantId: probe.id).enableAnonymousUser } != nil)
+                #expect(try await eventually { try await cache.settings(tenant: TenantScope(probe.id)).enableAnonymousUser } != nil)
 
                 let tenant = try await tenants.create(settings: TenantSettings(), actor: "test")
-                #expect(try await cache.settings(tenantId: tenant.id).enableAnonymousUser == false)
+                #expect(try await cache.settings(tenant: TenantScope(tenant.id)).enableAnonymousUser == false)
                 try await enableAnonymous(tenant.id)
-                let delay = try await eventually { try await cache.settings(tenantId: tenant.id).enableAnonymousUser }
+                let delay = try await eventually { try await cache.settings(tenant: TenantScope(tenant.id)).enableAnonymousUser }
                 #expect(delay != nil)
             }
         }
@@ -155,35 +155,35 @@ struct SigningKeyStoreTests {
             // Keys belong to an existing tenant: none is made for a tenant that is not (or no longer) there.
             await #expect(throws: Conflict.tenantMissing) {
                 try await keys.activate(
-                    tenantId: "t", key: key("k0"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date())
+                    tenant: .tenant("t"), key: key("k0"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date())
             }
-            #expect(try await keys.all(tenantId: "t").isEmpty)
+            #expect(try await keys.all(tenant: .tenant("t")).isEmpty)
             _ = try await database.withConnection { connection in
                 try await connection.query("INSERT INTO tenants (tenant_id, settings) VALUES ('t', '{}')", logger: TestDatabase.logger)
             }
             #expect(
                 try await keys.activate(
-                    tenantId: "t", key: key("k1"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
+                    tenant: .tenant("t"), key: key("k1"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
             // A first key replaces nothing: it signs at any time, even for a clock behind the one that made it.
             let behind = Date().addingTimeInterval(-60)
-            #expect(try await keys.published(tenantId: "t", at: behind).map { $0.state(at: behind) } == [.active])
+            #expect(try await keys.published(tenant: .tenant("t"), at: behind).map { $0.state(at: behind) } == [.active])
             #expect(
                 try await !keys.activate(
-                    tenantId: "t", key: key("k2"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
+                    tenant: .tenant("t"), key: key("k2"), activation: .first, publishRetiredSeconds: 60, actor: "test", at: Date()))
             #expect(
                 try await keys.activate(
-                    tenantId: "t", key: key("k3"), activation: .immediately, publishRetiredSeconds: 60, actor: "test", at: Date()))
-            let published = try await keys.published(tenantId: "t", at: Date())
+                    tenant: .tenant("t"), key: key("k3"), activation: .immediately, publishRetiredSeconds: 60, actor: "test", at: Date()))
+            let published = try await keys.published(tenant: .tenant("t"), at: Date())
             #expect(published.map(\.kid) == ["k1", "k3"])
             #expect(published.map { $0.state(at: Date()) } == [.retired, .active])
             #expect(published[0].sealedPrivateKey == [1, 2, 3])
             // A retired key with no publication window left is no longer published.
             _ = try await keys.activate(
-                tenantId: "t", key: key("k4"), activation: .immediately, publishRetiredSeconds: 0, actor: "test", at: Date())
-            #expect(try await keys.published(tenantId: "t", at: Date()).map(\.kid) == ["k1", "k4"])
-            #expect(try await keys.all(tenantId: "t").count == 3)
+                tenant: .tenant("t"), key: key("k4"), activation: .immediately, publishRetiredSeconds: 0, actor: "test", at: Date())
+            #expect(try await keys.published(tenant: .tenant("t"), at: Date()).map(\.kid) == ["k1", "k4"])
+            #expect(try await keys.all(tenant: .tenant("t")).count == 3)
             // Project users have their own keys.
-            #expect(try await keys.published(tenantId: nil, at: Date()).isEmpty)
+            #expect(try await keys.published(tenant: .project, at: Date()).isEmpty)
             #expect(try await keys.tenantsDueForRotation(maximumAge: 3600, at: Date()).isEmpty)
             // Times are the caller's: an hour later, the key is due.
             #expect(try await keys.tenantsDueForRotation(maximumAge: 3600, at: Date().addingTimeInterval(3601)) == ["t"])
@@ -192,25 +192,25 @@ struct SigningKeyStoreTests {
             // the key it replaces still signs, and the tenant is no longer due.
             #expect(
                 try await !keys.activate(
-                    tenantId: "t", key: key("k5"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 3600),
+                    tenant: .tenant("t"), key: key("k5"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 3600),
                     publishRetiredSeconds: 60, actor: "test", at: Date()))
             #expect(
                 try await keys.activate(
-                    tenantId: "t", key: key("k5"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 0),
+                    tenant: .tenant("t"), key: key("k5"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 0),
                     publishRetiredSeconds: 60, actor: "test", at: Date().addingTimeInterval(1)))
-            let scheduled = try await keys.published(tenantId: "t", at: Date())
+            let scheduled = try await keys.published(tenant: .tenant("t"), at: Date())
             #expect(scheduled.map(\.kid) == ["k1", "k4", "k5"])
             #expect(scheduled.map { $0.state(at: Date()) } == [.retired, .active, .pending])
             #expect(scheduled.map { $0.state(at: Date().addingTimeInterval(603)) } == [.retired, .retired, .active])
             #expect(try await keys.tenantsDueForRotation(maximumAge: 1, at: Date().addingTimeInterval(2)).isEmpty)
             #expect(
                 try await !keys.activate(
-                    tenantId: "t", key: key("k6"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 0),
+                    tenant: .tenant("t"), key: key("k6"), activation: .scheduled(leadSeconds: 600, dueAfterSeconds: 0),
                     publishRetiredSeconds: 60, actor: "test", at: Date()))
             // An immediate rotation (a leak) replaces both the signing and the pending key at once.
             _ = try await keys.activate(
-                tenantId: "t", key: key("k7"), activation: .immediately, publishRetiredSeconds: 60, actor: "test", at: Date())
-            let leaked = try await keys.published(tenantId: "t", at: Date())
+                tenant: .tenant("t"), key: key("k7"), activation: .immediately, publishRetiredSeconds: 60, actor: "test", at: Date())
+            let leaked = try await keys.published(tenant: .tenant("t"), at: Date())
             #expect(leaked.filter { $0.state(at: Date()) == .active }.map(\.kid) == ["k7"])
             #expect(!leaked.contains { $0.state(at: Date()) == .pending })
             #expect(!leaked.map(\.kid).contains("k5"))

@@ -55,7 +55,7 @@ struct ActionPageRoutes {
             mode: kind.mode, oobCode: code, apiKey: apiKey, tenantId: parameters.tenant, languageCode: parameters.lang,
             token: formTokens.token(code: code, tenantId: parameters.tenant))
         do {
-            let (found, email) = try await emailActions.inspect(code: code, tenantId: parameters.tenant)
+            let (found, email) = try await emailActions.inspect(code: code, tenant: TenantScope(parameters.tenant))
             switch kind {
             case .passwordReset:
                 return ActionPage.resetForm(email: email ?? found.email, state: state)
@@ -83,12 +83,12 @@ struct ActionPageRoutes {
             switch kind {
             case .passwordReset:
                 let (applied, user) = try await emailActions.resetPassword(
-                    code: code, newPassword: form.newPassword ?? "", tenantId: form.tenant)
+                    code: code, newPassword: form.newPassword ?? "", tenant: TenantScope(form.tenant))
                 return Self.done(
                     title: "Your password has changed", text: "You can now sign in to \(user.email ?? applied.email) with it.",
                     continueURL: applied.continueURL)
             case .verifyEmail, .verifyAndChangeEmail:
-                let (applied, user) = try await emailActions.apply(code: code, tenantId: form.tenant)
+                let (applied, user) = try await emailActions.apply(code: code, tenant: TenantScope(form.tenant))
                 return Self.done(
                     title: kind == .verifyEmail ? "Your email is verified" : "Your email has changed",
                     text: kind == .verifyEmail
@@ -99,7 +99,7 @@ struct ActionPageRoutes {
         } catch let error as AuthError
             where kind == .passwordReset && [.weakPassword, .passwordDoesNotMeetRequirements].contains(error.code)
         {
-            let email = (try? await emailActions.inspect(code: code, tenantId: form.tenant))?.currentEmail ?? ""
+            let email = (try? await emailActions.inspect(code: code, tenant: TenantScope(form.tenant)))?.currentEmail ?? ""
             return ActionPage.resetForm(
                 email: email,
                 state: .init(

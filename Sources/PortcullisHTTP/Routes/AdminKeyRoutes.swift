@@ -19,7 +19,7 @@ struct AdminKeyRoutes {
         }
         group.get("adminKeys") { request, context in
             _ = try context.requireAdmin(for: .project)
-            let keys = try await service.list(tenantId: request.query("tenantId"))
+            let keys = try await service.list(ofTenant: request.query("tenantId"))
             return AdminKeyList(adminKeys: keys.map { AdminKeyResource($0, projectId: projectId) })
         }
         group.delete("adminKeys/{key}") { _, context in

@@ -10,7 +10,8 @@ struct AuditRoutes {
         group.get("auditEvents") { request, context in
             _ = try context.requireAdmin(for: .project)
             let page = try await service.page(
-                tenantId: request.query("tenantId"), pageSize: request.integerQuery("pageSize"), pageToken: request.query("pageToken"))
+                ofTenant: request.query("tenantId"), pageSize: request.integerQuery("pageSize"),
+                pageToken: request.query("pageToken"))
             return AuditEventList(auditEvents: page.events.map(AuditEventResource.init), nextPageToken: page.nextPageToken)
         }
         group.get("tenants/{tenant}/auditEvents") { request, context in

@@ -12,17 +12,17 @@ struct ClientConfigRoutes {
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.get("passwordPolicy") { request, context in
-            let tenantId = Self.tenant(request)
-            context.tenant.set(tenantId)
-            let settings = try await tenants.settings(tenantId: tenantId)
+            let tenant = TenantScope(Self.tenant(request))
+            context.tenant.set(tenant)
+            let settings = try await tenants.settings(tenant: tenant)
             try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
             return PasswordPolicyResponse(settings.passwordPolicy)
         }
         group.get("recaptchaConfig") { request, context in
-            let tenantId = Self.tenant(request)
-            context.tenant.set(tenantId)
+            let tenant = TenantScope(Self.tenant(request))
+            context.tenant.set(tenant)
             // An unknown tenant is refused as everywhere else; the answer is the same for all.
-            _ = try await tenants.settings(tenantId: tenantId)
+            _ = try await tenants.settings(tenant: tenant)
             return RecaptchaConfigResponse()
         }
         group.post("accounts:revokeToken") { request, context in

@@ -10,7 +10,7 @@ struct CustomTokenRoutes {
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.post("accounts:signInWithCustomToken") { request, context in
             let body = try await request.decode(as: SignInWithCustomTokenRequest.self, context: context)
-            let result = try await customTokens.signIn(token: body.token, tenantId: body.tenant)
+            let result = try await customTokens.signIn(token: body.token, tenant: TenantScope(body.tenant))
             let tokens = TokenFields(result.tokens)
             return SignInWithCustomTokenResponse(
                 idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn,

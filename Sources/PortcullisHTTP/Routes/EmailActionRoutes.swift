@@ -21,13 +21,13 @@ struct EmailActionRoutes {
         group.post("accounts:resetPassword") { request, context in
             let body = try await request.decode(as: ResetPasswordRequest.self, context: context)
             guard let newPassword = body.newPassword else {
-                let (code, currentEmail) = try await emailActions.inspect(code: body.oobCode, tenantId: body.tenant)
+                let (code, currentEmail) = try await emailActions.inspect(code: body.oobCode, tenant: TenantScope(body.tenant))
                 return ResetPasswordResponse(
                     email: currentEmail ?? code.email, requestType: code.kind.rawValue,
                     newEmail: code.kind == .verifyAndChangeEmail ? code.email : nil)
             }
             let (code, user) = try await emailActions.resetPassword(
-                code: body.oobCode, newPassword: newPassword, tenantId: body.tenant)
+                code: body.oobCode, newPassword: newPassword, tenant: TenantScope(body.tenant))
             return ResetPasswordResponse(email: user.email ?? code.email, requestType: code.kind.rawValue)
         }
     }
@@ -40,7 +40,7 @@ struct EmailActionRoutes {
                 let admin = try context.requireAdmin(for: tenantId.map(AdminTarget.tenant) ?? .project)
                 let body = try await request.decode(as: SendOobCodeRequest.self, context: context)
                 let (email, link) = try await emailActions.adminSend(
-                    body.sendRequest(locale: request.firebaseLocale, apiKey: nil), tenantId: tenantId,
+                    body.sendRequest(locale: request.firebaseLocale, apiKey: nil), tenant: TenantScope(tenantId),
                     returnLink: body.returnOobLink ?? false, actor: admin.actor)
                 return SendOobCodeResponse(email: email, oobLink: link)
             }

@@ -31,14 +31,14 @@ struct IdentityProviderRoutes {
         var path: String { tenantScoped ? "tenants/{tenant}/\(name)" : name }
 
         /// The tenant of the path (`nil`: project users), once the admin key is known to cover it.
-        func scope(_ context: PortcullisRequestContext) throws -> (tenantId: String?, actor: String) {
-            guard tenantScoped else { return (nil, try context.requireAdmin(for: .project).actor) }
+        func scope(_ context: PortcullisRequestContext) throws -> (tenant: TenantScope, actor: String) {
+            guard tenantScoped else { return (.project, try context.requireAdmin(for: .project).actor) }
             let id = try context.parameters.require("tenant")
-            return (id, try context.requireAdmin(for: .tenant(id)).actor)
+            return (.tenant(id), try context.requireAdmin(for: .tenant(id)).actor)
         }
 
-        func resource(_ provider: IdentityProvider, tenantId: String?) -> NamedResource {
-            let name = "projects/\(projectId)/" + (tenantId.map { "tenants/\($0)/" } ?? "") + "\(self.name)/\(provider.providerId)"
+        func resource(_ provider: IdentityProvider, tenant: TenantScope) -> NamedResource {
+            let name = "projects/\(projectId)/" + (tenant.tenantId.map { "tenants/\($0)/" } ?? "") + "\(self.name)/\(provider.providerId)"
             return NamedResource(name: name, fields: provider.json)
         }
     }
@@ -50,39 +50,39 @@ struct IdentityProviderRoutes {
         let collection = Collection(
             kind: kind, name: name, idParameter: idParameter, tenantScoped: tenantScoped, projectId: projectId)
         group.post(RouterPath(collection.path)) { request, context in
-            let (tenantId, actor) = try collection.scope(context)
+            let (tenant, actor) = try collection.scope(context)
             let provider = try await service.create(
-                kind: kind, providerId: request.query(idParameter), tenantId: tenantId,
+                kind: kind, providerId: request.query(idParameter), tenant: tenant,
                 body: request.decode(as: JSONValue.self, context: context), actor: actor)
-            return collection.resource(provider, tenantId: tenantId)
+            return collection.resource(provider, tenant: tenant)
         }
         group.get(RouterPath(collection.path)) { _, context in
-            let (tenantId, _) = try collection.scope(context)
-            let resources = try await service.list(kind: kind, tenantId: tenantId).map {
-                collection.resource($0, tenantId: tenantId)
+            let (tenant, _) = try collection.scope(context)
+            let resources = try await service.list(kind: kind, tenant: tenant).map {
+                collection.resource($0, tenant: tenant)
             }
             return kind == .builtIn
                 ? try CompactJSONResponseEncoder.response(DefaultSupportedIdpConfigList(defaultSupportedIdpConfigs: resources))
                 : try CompactJSONResponseEncoder.response(OAuthIdpConfigList(oauthIdpConfigs: resources))
         }
         group.get(RouterPath("\(collection.path)/{provider}")) { _, context in
-            let (tenantId, _) = try collection.scope(context)
+            let (tenant, _) = try collection.scope(context)
             let provider = try await service.get(
-                kind: kind, providerId: try context.parameters.require("provider"), tenantId: tenantId)
-            return collection.resource(provider, tenantId: tenantId)
+                kind: kind, providerId: try context.parameters.require("provider"), tenant: tenant)
+            return collection.resource(provider, tenant: tenant)
         }
         group.patch(RouterPath("\(collection.path)/{provider}")) { request, context in
-            let (tenantId, actor) = try collection.scope(context)
+            let (tenant, actor) = try collection.scope(context)
             let provider = try await service.update(
-                kind: kind, providerId: try context.parameters.require("provider"), tenantId: tenantId,
+                kind: kind, providerId: try context.parameters.require("provider"), tenant: tenant,
                 body: request.decode(as: JSONValue.self, context: context), updateMask: request.query("updateMask"),
                 actor: actor)
-            return collection.resource(provider, tenantId: tenantId)
+            return collection.resource(provider, tenant: tenant)
         }
         group.delete(RouterPath("\(collection.path)/{provider}")) { _, context in
-            let (tenantId, actor) = try collection.scope(context)
+            let (tenant, actor) = try collection.scope(context)
             try await service.delete(
-                kind: kind, providerId: try context.parameters.require("provider"), tenantId: tenantId, actor: actor)
+                kind: kind, providerId: try context.parameters.require("provider"), tenant: tenant, actor: actor)
             return EmptyResponse()
         }
     }

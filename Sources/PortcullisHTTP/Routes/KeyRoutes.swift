@@ -19,75 +19,75 @@ struct KeyRoutes {
 
     func registerPublic(on router: Router<PortcullisRequestContext>) {
         router.get("v1/projects/{project}/jwks") { _, context in
-            try await jwks(project: context.parameters.require("project"), tenantId: nil)
+            try await jwks(project: context.parameters.require("project"), tenant: .project)
         }
         router.get("v1/projects/{project}/tenants/{tenant}/jwks") { _, context in
-            try await jwks(project: context.parameters.require("project"), tenantId: context.parameters.require("tenant"))
+            try await jwks(project: context.parameters.require("project"), tenant: TenantScope(context.parameters.require("tenant")))
         }
         router.get("{project}/.well-known/openid-configuration") { _, context in
-            try await discovery(project: context.parameters.require("project"), tenantId: nil)
+            try await discovery(project: context.parameters.require("project"), tenant: .project)
         }
         router.get("{project}/tenants/{tenant}/.well-known/openid-configuration") { _, context in
-            try await discovery(project: context.parameters.require("project"), tenantId: context.parameters.require("tenant"))
+            try await discovery(project: context.parameters.require("project"), tenant: TenantScope(context.parameters.require("tenant")))
         }
     }
 
     func registerAdmin(on group: RouterGroup<PortcullisRequestContext>) {
         group.post("keys:rotate") { _, context in
             let admin = try context.requireAdmin(for: .project)
-            return try await rotated(tenantId: nil, actor: admin.actor)
+            return try await rotated(tenant: .project, actor: admin.actor)
         }
         group.post("tenants/{tenant}/keys:rotate") { _, context in
             let id = try context.parameters.require("tenant")
             let admin = try context.requireAdmin(for: .tenant(id))
-            return try await rotated(tenantId: id, actor: admin.actor)
+            return try await rotated(tenant: TenantScope(id), actor: admin.actor)
         }
         group.get("keys") { _, context in
             _ = try context.requireAdmin(for: .project)
-            return try await list(tenantId: nil)
+            return try await list(tenant: .project)
         }
         group.get("tenants/{tenant}/keys") { _, context in
             let id = try context.parameters.require("tenant")
             _ = try context.requireAdmin(for: .tenant(id))
-            return try await list(tenantId: id)
+            return try await list(tenant: TenantScope(id))
         }
     }
 
-    private func checkedTenant(project: String, tenantId: String?) async throws {
+    private func checkedTenant(project: String, tenant: TenantScope) async throws {
         guard project == projectId else { throw AuthError(.projectNotFound) }
         do {
-            _ = try await tenants.settings(tenantId: tenantId)
+            _ = try await tenants.settings(tenant: tenant)
         } catch let error as AuthError {
             throw error.onResourcePath()
         }
     }
 
-    private func jwks(project: String, tenantId: String?) async throws -> Response {
-        try await checkedTenant(project: project, tenantId: tenantId)
-        var response = try CompactJSONResponseEncoder.response(JWKSDocument(document: try await keyrings.keyring(tenantId: tenantId).jwks))
+    private func jwks(project: String, tenant: TenantScope) async throws -> Response {
+        try await checkedTenant(project: project, tenant: tenant)
+        var response = try CompactJSONResponseEncoder.response(JWKSDocument(document: try await keyrings.keyring(tenant: tenant).jwks))
         response.headers[.cacheControl] = "public, max-age=\(keyrings.jwksMaxAgeSeconds)"
         return response
     }
 
-    private func discovery(project: String, tenantId: String?) async throws -> OpenIDConfiguration {
-        try await checkedTenant(project: project, tenantId: tenantId)
-        let keyring = try await keyrings.keyring(tenantId: tenantId)
+    private func discovery(project: String, tenant: TenantScope) async throws -> OpenIDConfiguration {
+        try await checkedTenant(project: project, tenant: tenant)
+        let keyring = try await keyrings.keyring(tenant: tenant)
         var algorithms = [keyring.activeAlgorithm.rawValue]
         if let next = keyring.next, next.algorithm != keyring.activeAlgorithm { algorithms.append(next.algorithm.rawValue) }
-        let jwksPath = tenantId.map { "/v1/projects/\(projectId)/tenants/\($0)/jwks" } ?? "/v1/projects/\(projectId)/jwks"
+        let jwksPath = tenant.tenantId.map { "/v1/projects/\(projectId)/tenants/\($0)/jwks" } ?? "/v1/projects/\(projectId)/jwks"
         return OpenIDConfiguration(
-            issuer: tokens.issuer(tenantId: tenantId), jwksURI: publicURL + jwksPath, idTokenSigningAlgValuesSupported: algorithms)
+            issuer: tokens.issuer(tenant: tenant), jwksURI: publicURL + jwksPath, idTokenSigningAlgValuesSupported: algorithms)
     }
 
-    private func rotated(tenantId: String?, actor: String) async throws -> RotatedKeyResponse {
-        _ = try await tenants.settings(tenantId: tenantId)
-        let keyring = try await keyrings.rotate(tenantId: tenantId, actor: actor)
+    private func rotated(tenant: TenantScope, actor: String) async throws -> RotatedKeyResponse {
+        _ = try await tenants.settings(tenant: tenant)
+        let keyring = try await keyrings.rotate(tenant: tenant, actor: actor)
         return RotatedKeyResponse(kid: keyring.activeKid, alg: keyring.activeAlgorithm.rawValue)
     }
 
-    private func list(tenantId: String?) async throws -> SigningKeyList {
-        _ = try await tenants.settings(tenantId: tenantId)
-        let keys = try await keyrings.list(tenantId: tenantId)
+    private func list(tenant: TenantScope) async throws -> SigningKeyList {
+        _ = try await tenants.settings(tenant: tenant)
+        let keys = try await keyrings.list(tenant: tenant)
         let now = keyrings.clock.now().date
         return SigningKeyList(
             keys: keys.map { key in

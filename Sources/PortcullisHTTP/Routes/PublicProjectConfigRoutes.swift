@@ -14,7 +14,7 @@ struct PublicProjectConfigRoutes {
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.get("projects") { _, _ in
-            let settings = try await tenants.settings(tenantId: nil)
+            let settings = try await tenants.settings(tenant: .project)
             return PublicProjectConfigResponse(
                 projectId: projectId,
                 authorizedDomains: ContinueURLPolicy.allowedDomains(

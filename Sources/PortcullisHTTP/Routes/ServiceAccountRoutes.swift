@@ -14,47 +14,47 @@ struct ServiceAccountRoutes {
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.post("serviceAccounts") { request, context in
             let admin = try context.requireAdmin(for: .project)
-            return try await create(request, context: context, tenantId: nil, actor: admin.actor)
+            return try await create(request, context: context, tenant: .project, actor: admin.actor)
         }
         group.post("tenants/{tenant}/serviceAccounts") { request, context in
             let id = try context.parameters.require("tenant")
             let admin = try context.requireAdmin(for: .tenant(id))
-            return try await create(request, context: context, tenantId: id, actor: admin.actor)
+            return try await create(request, context: context, tenant: TenantScope(id), actor: admin.actor)
         }
         group.get("serviceAccounts") { _, context in
             _ = try context.requireAdmin(for: .project)
-            return try await list(tenantId: nil)
+            return try await list(tenant: .project)
         }
         group.get("tenants/{tenant}/serviceAccounts") { _, context in
             let id = try context.parameters.require("tenant")
             _ = try context.requireAdmin(for: .tenant(id))
-            return try await list(tenantId: id)
+            return try await list(tenant: TenantScope(id))
         }
         group.delete("serviceAccounts/{keyId}") { _, context in
             let admin = try context.requireAdmin(for: .project)
-            try await service.delete(tenantId: nil, keyId: context.parameters.require("keyId"), actor: admin.actor)
+            try await service.delete(tenant: .project, keyId: context.parameters.require("keyId"), actor: admin.actor)
             return EmptyResponse()
         }
         group.delete("tenants/{tenant}/serviceAccounts/{keyId}") { _, context in
             let id = try context.parameters.require("tenant")
             let admin = try context.requireAdmin(for: .tenant(id))
-            try await service.delete(tenantId: id, keyId: context.parameters.require("keyId"), actor: admin.actor)
+            try await service.delete(tenant: TenantScope(id), keyId: context.parameters.require("keyId"), actor: admin.actor)
             return EmptyResponse()
         }
     }
 
     private func create(
-        _ request: Request, context: PortcullisRequestContext, tenantId: String?, actor: String
+        _ request: Request, context: PortcullisRequestContext, tenant: TenantScope, actor: String
     ) async throws -> ServiceAccountResource {
         let body = try await request.decode(as: CreateServiceAccountRequest.self, context: context)
         let created = try await service.create(
-            tenantId: tenantId, displayName: body.displayName, publicKey: try body.publicKeyInput(),
+            tenant: tenant, displayName: body.displayName, publicKey: try body.publicKeyInput(),
             clientEmail: body.clientEmail, actor: actor)
         return ServiceAccountResource(created.account, projectId: projectId, privateKeyPEM: created.privateKeyPEM)
     }
 
-    private func list(tenantId: String?) async throws -> ServiceAccountList {
-        let accounts = try await service.list(tenantId: tenantId)
+    private func list(tenant: TenantScope) async throws -> ServiceAccountList {
+        let accounts = try await service.list(tenant: tenant)
         return ServiceAccountList(serviceAccounts: accounts.map { ServiceAccountResource($0, projectId: projectId) })
     }
 }

@@ -12,7 +12,7 @@ struct TokenRoutes {
             guard body.grantType == "refresh_token" else { throw AuthError(.invalidGrantType) }
             guard let presented = body.refreshToken, !presented.isEmpty else { throw AuthError(.missingRefreshToken) }
             let (session, user) = try await tokens.refresh(presented)
-            context.tenant.set(user.tenantId)
+            context.tenant.set(user.scope)
             return RefreshTokenResponse(
                 accessToken: session.idToken, idToken: session.idToken, refreshToken: session.refreshToken,
                 expiresIn: String(session.expiresIn), userId: user.uid, projectId: tokens.projectId)

@@ -29,7 +29,7 @@ struct UserImportRoutes {
                     throw AuthError(.invalidArgument, detail: "users must be a list")
                 }
                 let failures = try await imports.importUsers(
-                    tenantId: tenantId, records: users, hashConfig: UserImportPolicy.hashConfig(of: body), actor: admin.actor)
+                    tenant: TenantScope(tenantId), records: users, hashConfig: UserImportPolicy.hashConfig(of: body), actor: admin.actor)
                 return Answer(error: failures.isEmpty ? nil : failures.map { .init(index: $0.index, message: $0.message) })
             }
         }

@@ -36,10 +36,10 @@ struct VerifyRoutes {
                     throw AuthError(.tenantIdMismatch)
                 }
                 if checkRevoked {
-                    try await revocation.check(tenantId: claims.tenantId, uid: claims.subject, authTime: claims.authTime)
+                    try await revocation.check(tenant: TenantScope(claims.tenantId), uid: claims.subject, authTime: claims.authTime)
                 }
                 verified = IDTokenClaimsView(claims)
-                context.tenant.set(claims.tenantId)
+                context.tenant.set(TenantScope(claims.tenantId))
             } catch let error as AuthError where error.code != .unavailable {
                 throw AuthError(.unauthenticated, detail: error.code.rawValue)
             }

@@ -18,7 +18,7 @@ struct WebhookSecretRoutes {
             group.get("\(prefix)webhookSecret") { _, context in
                 let tenantId = context.parameters.get("tenant")
                 let admin = try context.requireAdmin(for: tenantId.map(AdminTarget.tenant) ?? .project)
-                let (secret, version) = try await delivery.webhookSecret(tenantId: tenantId, actor: admin.actor)
+                let (secret, version) = try await delivery.webhookSecret(tenant: TenantScope(tenantId), actor: admin.actor)
                 return Answer(secret: secret, version: version)
             }
         }
