@@ -38,9 +38,8 @@ extension AccountService {
     public func update(
         idToken: String?, tenantId named: String?, changes: Changes
     ) async throws -> (user: User, tokens: SessionTokens?) {
-        let tenant = try requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let endUser = try await endUserTenant(named: named, idToken: idToken)
+        let (tenant, settings) = (endUser.scope, endUser.settings)
         var (user, claims) = try await authenticate(idToken: idToken, tenant: tenant)
         let profile = try changes.profile.validated()
         var update = UserUpdate()
@@ -131,12 +130,11 @@ extension AccountService {
     /// `accounts:delete` by the user (`tenantId`: the one the body names, if any):
     /// `ADMIN_ONLY_OPERATION` when self-deletion is off.
     public func deleteSelf(idToken: String?, tenantId named: String?) async throws {
-        let tenant = try requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenant: tenant)
-        let (user, claims) = try await authenticate(idToken: idToken, tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeSelfDeletion()
+        let tenant = try await endUserTenant(named: named, idToken: idToken)
+        let (user, claims) = try await authenticate(idToken: idToken, tenant: tenant.scope)
+        try tenant.selfService.authorizeSelfDeletion()
         try SessionPolicy.requireRecentSignIn(
-            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: settings.recentLoginWindowSeconds)
-        guard try await users.delete(tenant: tenant, uid: user.uid) else { throw AuthError(.userNotFound) }
+            authTime: claims.authTime, now: clock.now().seconds, windowSeconds: tenant.settings.recentLoginWindowSeconds)
+        guard try await users.delete(tenant: tenant.scope, uid: user.uid) else { throw AuthError(.userNotFound) }
     }
 }

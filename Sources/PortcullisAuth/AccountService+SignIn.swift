@@ -10,15 +10,15 @@ extension AccountService {
         tenantId named: String?, email: String?, password: String?, profile: Profile, idToken: String?,
         client: IPAddress?
     ) async throws -> SignedIn {
-        let tenant = try requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenant: tenant)
+        let endUser = try await endUserTenant(named: named, idToken: idToken)
+        let (tenant, settings) = (endUser.scope, endUser.settings)
         let profile = try profile.validated()
         if let idToken {
             return try await upgradeAnonymous(
                 idToken: idToken, tenant: tenant, email: email, password: password, profile: profile, settings: settings)
         }
         let method: SignUpMethod = (email == nil && password == nil) ? .anonymous : .password
-        try SelfServicePolicy(settings: settings).authorizeSignUp(method)
+        try endUser.selfService.authorizeSignUp(method)
         let now = clock.now()
         if let client, !abuse.ipSignUps.consume(ClientAddress.limitKey(client), now: now.seconds) {
             throw AuthError(.tooManyAttemptsTryLater)
@@ -50,7 +50,6 @@ extension AccountService {
     private func upgradeAnonymous(
         idToken: String, tenant: TenantScope, email: String?, password: String?, profile: Profile, settings: TenantSettings
     ) async throws -> SignedIn {
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
         let (user, claims) = try await authenticate(idToken: idToken, tenant: tenant)
         // Only a guest session upgrades here, and without a recent sign-in.
         guard SessionPolicy.isGuestSession(user, signInProvider: claims.signInProvider) else {
@@ -73,8 +72,7 @@ extension AccountService {
     /// The attempt counts against the account's and the client's limits before the hash
     /// is computed, and is taken back when the password was right.
     public func signIn(tenant: TenantScope, email: String?, password: String?, client: IPAddress?) async throws -> SignedIn {
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let settings = try await EndUserTenant.resolve(tenant, in: tenants).settings
         guard settings.allowPasswordSignup else { throw AuthError(.passwordLoginDisabled) }
         guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
         let address = try EmailAddress.validate(email)
@@ -132,8 +130,7 @@ extension AccountService {
 
     /// `accounts:createAuthUri`: the sign-in methods of an email; nothing when enumeration protection is on.
     public func signInMethods(tenant: TenantScope, email: String?) async throws -> [String]? {
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let settings = try await EndUserTenant.resolve(tenant, in: tenants).settings
         guard let email, !email.isEmpty else { throw AuthError(.missingEmail) }
         let address = try EmailAddress.validate(email)
         guard EmailPrivacyPolicy(settings: settings).listsSignInMethods else { return nil }

@@ -89,14 +89,18 @@ public struct AccountService: Sendable {
         return (user, claims)
     }
 
+    /// The first hop of an end-user request that may carry `idToken`: its tenant
+    /// (``requestTenant(named:idToken:)``), checked and with its settings (`EndUserTenant`).
+    public func endUserTenant(named: String?, idToken: String?) async throws -> EndUserTenant {
+        try await .resolve(requestTenant(named: named, idToken: idToken), in: tenants)
+    }
+
     /// The signed-in caller of an end-user request (`tenantId`: the one the body names, if
     /// any): its tenant takes end-user requests (`PROJECT_DISABLED` otherwise), and the token
     /// verifies and is live (``authenticate(idToken:tenant:)``).
     public func signedInCaller(idToken: String?, tenantId named: String?) async throws -> (User, IDTokenClaims) {
-        let tenant = try requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
-        return try await authenticate(idToken: idToken, tenant: tenant)
+        let tenant = try await endUserTenant(named: named, idToken: idToken)
+        return try await authenticate(idToken: idToken, tenant: tenant.scope)
     }
 
     /// `accounts:lookup` with an ID token; `tenantId` is the one the body names, if any.

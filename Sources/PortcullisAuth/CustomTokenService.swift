@@ -57,8 +57,7 @@ public struct CustomTokenService: Sendable {
     ///   `TENANT_ID_MISMATCH`, the custom-claim codes, `USER_DISABLED`, and the tenant's
     ///   `TENANT_NOT_FOUND` / `PROJECT_DISABLED`.
     public func signIn(token: String?, tenant: TenantScope) async throws -> SignedIn {
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        _ = try await EndUserTenant.resolve(tenant, in: tenants)
         guard let token, !token.isEmpty else { throw AuthError(.missingCustomToken) }
         guard let jws = CompactJWS(token) else {
             throw AuthError(.invalidCustomToken, detail: "Invalid assertion format. 3 dot separated segments required.")

@@ -104,9 +104,8 @@ public struct EmailActionService: Sendable {
     /// same as for a real one and sends nothing.
     public func send(_ request: SendRequest, tenantId named: String?, client: IPAddress?) async throws -> String {
         // A verification or email change carries the user's ID token: its tenant, when the body names none.
-        let tenant = try accounts.requestTenant(named: named, idToken: request.kind == .passwordReset ? nil : request.idToken)
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let endUser = try await accounts.endUserTenant(named: named, idToken: request.kind == .passwordReset ? nil : request.idToken)
+        let (tenant, settings) = (endUser.scope, endUser.settings)
         let privacy = EmailPrivacyPolicy(settings: settings)
         // Every request counts, whatever the address: an unknown one would otherwise be a free probe.
         if let client, !abuse.ipEmailActions.consume(ClientAddress.limitKey(client), now: clock.now().seconds) {
@@ -230,8 +229,7 @@ public struct EmailActionService: Sendable {
     /// (`EmailActionPolicy.requireLive(_:for:)`).
     /// - Returns: the code, and its user's current email (the old address of an email change).
     public func inspect(code: String?, tenant: TenantScope) async throws -> (ActionCode, currentEmail: String?) {
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        _ = try await EndUserTenant.resolve(tenant, in: tenants)
         return try await live(Self.hash(code), tenant: tenant)
     }
 
@@ -248,8 +246,7 @@ public struct EmailActionService: Sendable {
 
     /// `accounts:update` with `oobCode`: applies a verification or an email change.
     public func apply(code: String?, tenant: TenantScope) async throws -> (ActionCode, User) {
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let settings = try await EndUserTenant.resolve(tenant, in: tenants).settings
         let (applied, user) = try await consume(
             code, tenant: tenant, kinds: [.verifyEmail, .verifyAndChangeEmail], passwordHash: nil)
         return (onwards(applied, settings: settings), user)
@@ -259,8 +256,7 @@ public struct EmailActionService: Sendable {
     /// email verified and revokes every session. The code is spent only if the password is
     /// accepted.
     public func resetPassword(code: String?, newPassword: String, tenant: TenantScope) async throws -> (ActionCode, User) {
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let settings = try await EndUserTenant.resolve(tenant, in: tenants).settings
         // A dead code is refused before the password costs a hash.
         _ = try await live(Self.hash(code), tenant: tenant)
         try settings.passwordPolicy.check(newPassword)

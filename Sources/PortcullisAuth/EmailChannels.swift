@@ -133,7 +133,7 @@ public struct LogEmailChannel: EmailChannel {
         logger.notice(
             "email action (LOG delivery, development only)",
             metadata: [
-                "type": "\(message.kind.rawValue)", "to": "\(message.recipient)", "tenant": "\(message.tenantId ?? "")",
+                "type": "\(message.kind.rawValue)", "to": "\(message.recipient)", "tenant": "\(message.scope.key)",
                 "link": "\(message.link)",
             ])
     }

@@ -141,7 +141,7 @@ public struct EmailDeliveryService: Service {
 
     /// One attempt at one message; whether it was delivered.
     private func attempt(_ claimed: ClaimedMessage) async -> Bool {
-        let tenant = TenantScope(claimed.entry.tenantId)
+        let tenant = claimed.entry.scope
         do {
             let message = try open(claimed)
             let settings = try await tenants.settings(tenant: tenant)
@@ -165,7 +165,7 @@ public struct EmailDeliveryService: Service {
 
     private func open(_ claimed: ClaimedMessage) throws -> EmailMessage {
         let entry = claimed.entry
-        let bytes = try masterKey.open(entry.sealedContent, context: Self.sealingContext(tenant: TenantScope(entry.tenantId)))
+        let bytes = try masterKey.open(entry.sealedContent, context: Self.sealingContext(tenant: entry.scope))
         return try EmailMessage(
             id: claimed.id, tenantId: entry.tenantId, kind: entry.kind, uid: entry.uid, recipient: entry.recipient,
             content: JSONValue.parse(bytes))
@@ -197,7 +197,7 @@ public struct EmailDeliveryService: Service {
         logger.warning(
             giveUp ? "email action given up on" : "email action delivery failed; retrying",
             metadata: [
-                "message": "\(claimed.id)", "type": "\(claimed.entry.kind.rawValue)", "tenant": "\(claimed.entry.tenantId ?? "")",
+                "message": "\(claimed.id)", "type": "\(claimed.entry.kind.rawValue)", "tenant": "\(claimed.entry.scope.key)",
                 "attempt": "\(claimed.attempts)", "reason": "\(reason)",
             ])
     }

@@ -62,9 +62,8 @@ public struct FederatedSignInService: Sendable {
         tenantId named: String?, credential: FederatedCredential, idToken: String?, client: IPAddress?
     ) async throws -> Outcome {
         // Linking belongs to the token's tenant when the body names none.
-        let tenant = try accounts.requestTenant(named: named, idToken: idToken)
-        let settings = try await tenants.settings(tenant: tenant)
-        try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+        let endUser = try await accounts.endUserTenant(named: named, idToken: idToken)
+        let (tenant, settings) = (endUser.scope, endUser.settings)
         guard IdentityProvider.isFederated(credential.providerId) else {
             throw AuthError(.invalidProviderId)
         }
@@ -97,7 +96,7 @@ public struct FederatedSignInService: Sendable {
                     continue
                 }
             }
-            try SelfServicePolicy(settings: settings).authorizeSignUp(.federated)
+            try endUser.selfService.authorizeSignUp(.federated)
             let now = clock.now()
             if let client, !abuse.ipSignUps.consume(ClientAddress.limitKey(client), now: now.seconds) {
                 throw AuthError(.tooManyAttemptsTryLater)

@@ -227,7 +227,7 @@ public struct TokenService: Sendable {
         // Every sign-in, sign-up and re-authentication starts a session here, whatever its provider.
         Counter(
             label: "portcullis_sign_ins_total",
-            dimensions: [("provider", pending.start.signInProvider), ("tenant", user.tenantId ?? "")], factory: metrics
+            dimensions: [("provider", pending.start.signInProvider), ("tenant", user.scope.key)], factory: metrics
         ).increment()
         return SessionTokens(idToken: idToken, refreshToken: pending.refresh.string, expiresIn: lifetime)
     }
@@ -243,7 +243,7 @@ public struct TokenService: Sendable {
         } catch let error as AuthError where error.code == .tenantNotFound {
             throw AuthError(.invalidRefreshToken)
         }
-        try SelfServicePolicy(settings: signer.settings).authorizeEndUserRequest()
+        _ = try EndUserTenant(TenantScope(token.tenantId), settings: signer.settings)
         let successor = token.successor(using: successorKey)
         let rotation = RefreshSessionRepository.Rotation(
             tenant: TenantScope(token.tenantId), sessionId: token.sessionId, presentedHash: token.secretHash,

@@ -70,7 +70,7 @@ public enum EmailActionKind: String, Sendable, CaseIterable {
 }
 
 /// An issued email action code, as stored (the code itself is not: only its hash).
-public struct ActionCode: Sendable, Equatable {
+public struct ActionCode: Sendable, Equatable, TenantOwned {
     /// The tenant, `nil` for project users.
     public var tenantId: String?
     /// The user the code acts on.

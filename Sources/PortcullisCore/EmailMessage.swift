@@ -5,7 +5,7 @@ public import Foundation
 ///
 /// It carries the action link, a secret: it is sealed while it waits in the outbox and
 /// never logged outside the development `LOG` channel.
-public struct EmailMessage: Sendable, Equatable {
+public struct EmailMessage: Sendable, Equatable, TenantOwned {
     /// The outbox id, stable across retries (receivers de-duplicate on it).
     public var id: String
     /// The tenant, `nil` for project users.

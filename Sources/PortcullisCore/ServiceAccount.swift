@@ -3,7 +3,7 @@ public import Foundation
 /// A custom-token signer: the public half of an RSA key that a customer's backend signs
 /// custom tokens with (DESIGN.md §3). The private half of a key the gateway generated was
 /// handed out once, in a Google-format service-account file, and is stored nowhere.
-public struct ServiceAccount: Sendable, Equatable {
+public struct ServiceAccount: Sendable, Equatable, TenantOwned {
     /// The tenant whose users it signs for; `nil` for a project service account, which signs
     /// for project users and, with `tenant_id`, for any tenant.
     public let tenantId: String?

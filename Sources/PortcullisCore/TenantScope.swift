@@ -32,7 +32,15 @@ public enum TenantScope: Sendable, Hashable, CustomStringConvertible {
     public var description: String { tenantId.map { "tenants/\($0)" } ?? "project" }
 }
 
-extension User {
-    /// The user's scope.
+/// A value that belongs to one scope and carries its tenant id as the wire spells it.
+public protocol TenantOwned {
+    /// The tenant's id; `nil` for the project's.
+    var tenantId: String? { get }
+}
+
+extension TenantOwned {
+    /// The scope the value belongs to.
     public var scope: TenantScope { TenantScope(tenantId) }
 }
+
+extension User: TenantOwned {}

@@ -58,7 +58,7 @@ public struct ActionCodeRepository: Sendable {
             """
             INSERT INTO action_codes (tenant_id, code_hash, uid, kind, email, account_email, continue_url, created_us,
                 expires_us)
-            VALUES (\(code.tenantId ?? ""), \(ByteBuffer(bytes: codeHash)), \(code.uid), \(code.kind.rawValue), \(code.email),
+            VALUES (\(code.scope.key), \(ByteBuffer(bytes: codeHash)), \(code.uid), \(code.kind.rawValue), \(code.email),
                     \(code.accountEmail), \(code.continueURL), \(code.issuedAt.microseconds), \(code.expiresAt.microseconds))
             """, logger: logger)
     }

@@ -4,7 +4,7 @@ public import PortcullisCore
 import PostgresNIO
 
 /// A message to write to the outbox: routing in the clear, the rest (the link) sealed.
-public struct OutboxEntry: Sendable {
+public struct OutboxEntry: Sendable, TenantOwned {
     /// The tenant, `nil` for project users.
     public var tenantId: String?
     /// What the message is for.
@@ -57,7 +57,7 @@ public struct EmailOutboxRepository: Sendable {
         try await transaction.query(
             """
             INSERT INTO email_outbox (tenant_id, kind, uid, recipient, sealed_content)
-            VALUES (\(entry.tenantId ?? ""), \(entry.kind.rawValue), \(entry.uid), \(entry.recipient), \(ByteBuffer(bytes: entry.sealedContent)))
+            VALUES (\(entry.scope.key), \(entry.kind.rawValue), \(entry.uid), \(entry.recipient), \(ByteBuffer(bytes: entry.sealedContent)))
             """, logger: logger)
     }
 
@@ -106,7 +106,7 @@ public struct EmailOutboxRepository: Sendable {
             try await transaction.query(
                 """
                 UPDATE email_outbox SET delivered_at = now(), sealed_content = NULL, last_error = NULL
-                WHERE tenant_id = \(message.entry.tenantId ?? "") AND message_id = \(message.id)::uuid
+                WHERE tenant_id = \(message.entry.scope.key) AND message_id = \(message.id)::uuid
                 """, logger: logger)
         }
     }
@@ -134,7 +134,7 @@ public struct EmailOutboxRepository: Sendable {
                                            ELSE next_attempt_at END,
                     dead_at = CASE WHEN \(delay == nil) THEN now() END,
                     sealed_content = CASE WHEN \(delay == nil) THEN NULL ELSE sealed_content END
-                WHERE tenant_id = \(message.entry.tenantId ?? "") AND message_id = \(message.id)::uuid
+                WHERE tenant_id = \(message.entry.scope.key) AND message_id = \(message.id)::uuid
                   AND attempts = \(Int32(message.attempts))
                 RETURNING 1
                 """, logger: logger)

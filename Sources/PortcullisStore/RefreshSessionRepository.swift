@@ -27,7 +27,7 @@ public struct RefreshSession: Sendable, Equatable {
 }
 
 /// A sign-in about to become a session.
-public struct SessionStart: Sendable {
+public struct SessionStart: Sendable, TenantOwned {
     /// The user's tenant (`nil`: project users).
     public var tenantId: String?
     /// The user.
@@ -141,7 +141,7 @@ public struct RefreshSessionRepository: Sendable {
         _ batch: [SessionStart], in transaction: Transaction, logger: Logger
     ) async throws -> [Timestamp?] {
         // Sorted by user, so batches that share users lock them in one order.
-        let order = batch.indices.sorted { (batch[$0].tenantId ?? "", batch[$0].uid) < (batch[$1].tenantId ?? "", batch[$1].uid) }
+        let order = batch.indices.sorted { (batch[$0].scope.key, batch[$0].uid) < (batch[$1].scope.key, batch[$1].uid) }
         let statement = StartSessions(starts: order.map { batch[$0] })
         var started = [Timestamp?](repeating: nil, count: batch.count)
         for try await row in try await transaction.execute(statement, logger: logger) {

@@ -50,7 +50,7 @@ extension RefreshSessionRepository {
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 11)
-            bindings.append(starts.map { $0.tenantId ?? "" })
+            bindings.append(starts.map { $0.scope.key })
             bindings.append(starts.map(\.sessionId))
             bindings.append(starts.map(\.uid))
             bindings.append(starts.map { ByteBuffer(bytes: $0.tokenHash) })

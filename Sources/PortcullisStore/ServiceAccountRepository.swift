@@ -31,7 +31,7 @@ public struct ServiceAccountRepository: Sendable {
     /// - Throws: `Conflict.tenantMissing` when its tenant does not exist;
     ///   `Conflict.serviceAccountKeyTaken` when the tenant already has a key with this id.
     public func insert(_ account: ServiceAccount, uniqueEmail: Bool, actor: String) async throws -> ServiceAccount? {
-        let tenant = account.tenantId ?? ""
+        let tenant = account.scope.key
         return try await database.withTransaction { transaction in
             if !tenant.isEmpty {
                 // No foreign key to the tenant (the project's accounts have none): held like one,
@@ -62,7 +62,7 @@ public struct ServiceAccountRepository: Sendable {
                         "displayName": account.displayName.map(JSONValue.string) ?? .null,
                     ])),
                 in: transaction, logger: logger)
-            try await transaction.announce(.serviceAccounts(TenantScope(account.tenantId)), logger: logger)
+            try await transaction.announce(.serviceAccounts(account.scope), logger: logger)
             return ServiceAccount(
                 tenantId: account.tenantId, keyId: account.keyId, clientEmail: account.clientEmail,
                 displayName: account.displayName, publicKeyPEM: account.publicKeyPEM, createTime: createdAt)

@@ -135,3 +135,43 @@ extension AccountTests {
         }
     }
 }
+
+extension AccountTests {
+    @Test(
+        "disableAuth: every end-user endpoint answers PROJECT_DISABLED, also for a session signed in before, whatever else the request says"
+    )
+    func disabledTenantRefusesEveryEndUserEndpoint() async throws {
+        try await TestGateway.run { gateway in
+            let tenant = try await gateway.createTenant(#"{"displayName":"off","allowPasswordSignup":true}"#)
+            let session = try await gateway.signUp("in@example.com", tenant: tenant)
+            try await gateway.patchTenant(tenant, mask: "disableAuth", #"{"disableAuth":true}"#)
+            let idToken = JSONValue.string(session.idToken)
+            // With the body's tenantId, and (for calls that carry an ID token) without it: the token's tenant.
+            let calls: [(String, [String: JSONValue], Bool)] = [
+                ("accounts:signUp", ["email": "new@example.com", "password": "secret1"], true),
+                ("accounts:signUp", [:], true),
+                ("accounts:signUp", ["idToken": idToken, "email": "up@example.com", "password": "secret1"], false),
+                ("accounts:signInWithPassword", ["email": "in@example.com", "password": "correct horse"], true),
+                ("accounts:signInWithIdp", ["postBody": "providerId=google.com&id_token=x", "requestUri": "http://localhost"], true),
+                ("accounts:signInWithIdp", ["postBody": "providerId=google.com&id_token=x", "idToken": idToken], false),
+                ("accounts:signInWithCustomToken", ["token": "a.b.c"], true),
+                ("accounts:lookup", ["idToken": idToken], false),
+                ("accounts:update", ["idToken": idToken, "displayName": "n"], false),
+                ("accounts:delete", ["idToken": idToken], false),
+                ("accounts:sendOobCode", ["requestType": "PASSWORD_RESET", "email": "in@example.com"], true),
+                ("accounts:sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": idToken], false),
+                ("accounts:resetPassword", ["oobCode": "x"], true),
+                ("accounts:update", ["oobCode": "x"], true),
+                ("accounts:createAuthUri", ["identifier": "in@example.com", "continueUri": "http://localhost"], true),
+            ]
+            for (operation, body, namesTenant) in calls {
+                try await gateway.endUser(operation, body, tenant: namesTenant ? tenant : nil)
+                    .expectEnvelope(.badRequest, "PROJECT_DISABLED")
+            }
+            try await gateway.refresh(session.refreshToken).expectEnvelope(.badRequest, "PROJECT_DISABLED")
+            let policy = try await gateway.client.execute(
+                uri: "/v2/passwordPolicy?key=\(TestGateway.apiKey)&tenantId=\(tenant)", method: .get, headers: [:], body: nil)
+            policy.expectEnvelope(.badRequest, "PROJECT_DISABLED")
+        }
+    }
+}

@@ -14,8 +14,7 @@ struct ClientConfigRoutes {
         group.get("passwordPolicy") { request, context in
             let tenant = TenantScope(Self.tenant(request))
             context.tenant.set(tenant)
-            let settings = try await tenants.settings(tenant: tenant)
-            try SelfServicePolicy(settings: settings).authorizeEndUserRequest()
+            let settings = try await EndUserTenant.resolve(tenant, in: tenants).settings
             return PasswordPolicyResponse(settings.passwordPolicy)
         }
         group.get("recaptchaConfig") { request, context in
