@@ -14,7 +14,7 @@ let package = Package(
         .executable(name: "portcullis", targets: ["portcullis"]),
         .executable(name: "portcullis-bench", targets: ["PortcullisBench"]),
         // For the microbenchmarks in Benchmarks/ (a package of their own).
-        .library(name: "PortcullisCore", targets: ["PortcullisCore"]),
+        .library(name: "PortcullisJSON", targets: ["PortcullisJSON"]),
         // For apps and backends: they speak only the gateway's public HTTP API.
         .library(name: "PortcullisClient", targets: ["PortcullisClient"]),
         .library(name: "PortcullisVerifier", targets: ["PortcullisVerifier"]),
@@ -52,9 +52,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
+        // The JSON, form and base64url toolkit: Google's front end's leniency, and the
+        // fast paths package-benchmark measured (Benchmarks/WireCoding).
+        .target(
+            name: "PortcullisJSON",
+            dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "PortcullisCore",
-            dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")],
+            dependencies: ["PortcullisJSON"],
             swiftSettings: swiftSettings
         ),
         // The system's OpenSSL 3 libcrypto, for RS256 (BENCHMARKS.md, issue 12): found with
@@ -68,6 +75,7 @@ let package = Package(
             name: "PortcullisCrypto",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisJSON",
                 "CLibCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -83,6 +91,7 @@ let package = Package(
             name: "PortcullisStore",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisJSON",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -106,6 +115,7 @@ let package = Package(
             name: "PortcullisAuth",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisJSON",
                 "PortcullisCrypto",
                 "PortcullisStore",
                 "PortcullisOutbound",
@@ -123,6 +133,7 @@ let package = Package(
             name: "PortcullisHTTP",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisJSON",
                 "PortcullisCrypto",
                 "PortcullisStore",
                 "PortcullisAuth",
@@ -141,6 +152,7 @@ let package = Package(
             name: "portcullis",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisJSON",
                 "PortcullisCrypto",
                 "PortcullisStore",
                 "PortcullisAuth",
@@ -199,6 +211,7 @@ let package = Package(
             name: "PortcullisTestSupport",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisJSON",
                 "PortcullisCrypto",
                 "PortcullisStore",
                 // The fake identity provider: a real HTTP server on loopback with its own RSA key
@@ -223,6 +236,7 @@ let package = Package(
             name: "PortcullisBench",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisJSON",
                 "PortcullisCrypto",
                 // swift-crypto's RSA, measured beside libcrypto's (`portcullis-bench rsa`).
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -231,14 +245,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PortcullisJSONTests",
+            dependencies: ["PortcullisJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PortcullisCoreTests",
-            dependencies: ["PortcullisCore"],
+            dependencies: ["PortcullisCore", "PortcullisJSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PortcullisCryptoTests",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisJSON",
                 "PortcullisCrypto",
                 // The independent peer the RS256 signer is checked against.
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -251,6 +271,7 @@ let package = Package(
             name: "PortcullisStoreTests",
             dependencies: [
                 "PortcullisCore",
+                "PortcullisJSON",
                 "PortcullisStore",
                 "PortcullisTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -260,7 +281,7 @@ let package = Package(
         .testTarget(
             name: "PortcullisOutboundTests",
             dependencies: [
-                "PortcullisOutbound", "PortcullisCore", "PortcullisTestSupport",
+                "PortcullisOutbound", "PortcullisCore", "PortcullisJSON", "PortcullisTestSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
@@ -269,7 +290,10 @@ let package = Package(
             name: "PortcullisAuthTests",
             dependencies: [
                 "PortcullisAuth",
+                // Tenant bodies and update masks, read as the routes read them.
+                "PortcullisHTTP",
                 "PortcullisCore",
+                "PortcullisJSON",
                 "PortcullisCrypto",
                 "PortcullisOutbound",
                 "PortcullisStore",
@@ -283,6 +307,8 @@ let package = Package(
             name: "PortcullisHTTPTests",
             dependencies: [
                 "PortcullisHTTP",
+                "PortcullisCore",
+                "PortcullisJSON",
                 "PortcullisAuth",
                 "PortcullisStore",
                 "PortcullisCrypto",
@@ -303,8 +329,8 @@ let package = Package(
             dependencies: [
                 "PortcullisClient",
                 "PortcullisTestSupport",
-                // The fake identity provider's tokens are built from Core's JSON values.
-                "PortcullisCore",
+                // The fake identity provider's tokens are built from JSON values.
+                "PortcullisJSON",
                 // Custom tokens signed with the service-account keys the gateway hands out.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -330,7 +356,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PortcullisCLITests",
-            dependencies: ["PortcullisStore", "PortcullisTestSupport"],
+            dependencies: ["PortcullisJSON", "PortcullisStore", "PortcullisTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

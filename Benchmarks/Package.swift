@@ -16,7 +16,7 @@ let package = Package(
         .executableTarget(
             name: "WireCoding",
             dependencies: [
-                .product(name: "PortcullisCore", package: "portcullis"),
+                .product(name: "PortcullisJSON", package: "portcullis"),
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,6 +1,7 @@
 import Foundation
 public import PortcullisCore
 public import PortcullisCrypto
+public import PortcullisJSON
 public import PortcullisStore
 
 /// Account operations of the admin API (`/v1/projects/{p}[/tenants/{t}]/accounts…`), the way

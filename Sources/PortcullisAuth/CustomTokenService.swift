@@ -1,6 +1,7 @@
 import Foundation
 public import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 public import PortcullisStore
 
 /// `accounts:signInWithCustomToken`: a customer's backend vouches for a uid with a JWT

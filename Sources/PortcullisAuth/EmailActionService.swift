@@ -1,6 +1,7 @@
 import Foundation
 public import PortcullisCore
 public import PortcullisCrypto
+import PortcullisJSON
 public import PortcullisStore
 
 /// Email actions (DESIGN.md §2, issue 14): issuing action codes with their messages

@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 public import PortcullisCore
 public import PortcullisCrypto
+import PortcullisJSON
 public import PortcullisOutbound
 
 /// One way of handing an email action message over. A thrown error is a failed attempt,

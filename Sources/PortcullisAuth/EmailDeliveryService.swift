@@ -1,6 +1,7 @@
 public import Logging
 public import PortcullisCore
 public import PortcullisCrypto
+import PortcullisJSON
 public import PortcullisStore
 public import ServiceLifecycle
 

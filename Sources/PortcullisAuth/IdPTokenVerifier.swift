@@ -1,6 +1,7 @@
 import Crypto
 public import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 public import PortcullisOutbound
 
 /// Verifies what a client presents to `signInWithIdp` — an identity provider's OIDC ID

@@ -31,16 +31,16 @@ public struct IdentityProviderAdminService: Sendable {
         self.tenants = tenants
     }
 
-    /// Creates `providerId`'s configuration from a request body.
+    /// Creates `providerId`'s configuration, read by `configuration` once the tenant and the
+    /// id are known to be good.
     ///
     /// `INVALID_ARGUMENT` when the id is not one of `kind`'s (a built-in provider name, or
-    /// `oidc.` and 1–64 letters, digits, `-`, `_`, `.`) or the body names a field the
-    /// resource does not have; `CONFIGURATION_EXISTS` when it is configured already.
+    /// `oidc.` and 1–64 letters, digits, `-`, `_`, `.`); `CONFIGURATION_EXISTS` when it is
+    /// configured already.
     public func create(
-        kind: Kind, providerId: String?, tenant: TenantScope, body: JSONValue, actor: String
-    ) async throws
-        -> IdentityProvider
-    {
+        kind: Kind, providerId: String?, tenant: TenantScope, actor: String,
+        configuration: (_ providerId: String) throws -> IdentityProvider
+    ) async throws -> IdentityProvider {
         try await requireTenant(tenant)
         guard let providerId, kind.accepts(providerId) else {
             throw AuthError(
@@ -49,8 +49,7 @@ public struct IdentityProviderAdminService: Sendable {
                     ? "idpId must be one of \(IdentityProvider.builtIn.joined(separator: ", "))"
                     : "oauthIdpConfigId must be oidc. followed by 1 to 64 letters, digits, '-', '_' or '.'")
         }
-        try IdentityProvider.schema.check(body)
-        let provider = try IdentityProvider(providerId: providerId, json: body)
+        let provider = try configuration(providerId)
         try await repository.create(provider, tenant: tenant, actor: actor)
         return provider
     }
@@ -70,25 +69,14 @@ public struct IdentityProviderAdminService: Sendable {
         return try await repository.list(tenant: tenant).filter { kind.accepts($0.providerId) }
     }
 
-    /// Applies a PATCH: the masked fields from `body`, or the whole resource when the mask
-    /// is empty (the client secret is kept unless the body or mask names it).
+    /// Applies `change` (a PATCH) to the configuration as stored, under the row's lock.
     public func update(
-        kind: Kind, providerId: String, tenant: TenantScope, body: JSONValue, updateMask: String?, actor: String
+        kind: Kind, providerId: String, tenant: TenantScope, actor: String,
+        change: @escaping @Sendable (IdentityProvider) throws -> IdentityProvider
     ) async throws -> IdentityProvider {
         try await requireTenant(tenant)
-        try IdentityProvider.schema.check(body)
-        let mask = try FieldMask(parsing: updateMask, schema: IdentityProvider.schema)
-        let patch = body.camelCasedKeys()
         guard kind.accepts(providerId),
-            let updated = try await repository.update(
-                tenant: tenant, providerId: providerId, actor: actor,
-                change: { current in
-                    var merged = mask.apply(patch, to: current.storedJSON)
-                    if mask.isEmpty, patch.value(at: ["clientSecret"]) == nil, let secret = current.clientSecret {
-                        merged.setValue(.string(secret), at: ["clientSecret"])
-                    }
-                    return try IdentityProvider(providerId: providerId, json: merged)
-                })
+            let updated = try await repository.update(tenant: tenant, providerId: providerId, actor: actor, change: change)
         else { throw AuthError(.configurationNotFound) }
         return updated
     }

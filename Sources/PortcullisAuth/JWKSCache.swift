@@ -1,6 +1,7 @@
 import Foundation
 public import PortcullisCore
 public import PortcullisCrypto
+import PortcullisJSON
 public import PortcullisOutbound
 
 /// Identity providers' public keys, per JWKS URL, fetched through the outbound client and

@@ -1,4 +1,5 @@
 import PortcullisCore
+import PortcullisJSON
 public import PortcullisOutbound
 public import PortcullisStore
 

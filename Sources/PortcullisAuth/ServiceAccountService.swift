@@ -2,6 +2,7 @@ import Foundation
 import NIOPosix
 public import PortcullisCore
 import PortcullisCrypto
+public import PortcullisJSON
 public import PortcullisStore
 
 /// Registering, listing and deleting the service accounts that sign custom tokens.

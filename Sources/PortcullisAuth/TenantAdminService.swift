@@ -1,8 +1,9 @@
 public import PortcullisCore
+import PortcullisJSON
 public import PortcullisStore
 
-/// Tenant and project-config administration: validation, masks, and who may choose which
-/// email channel. This instance's settings cache follows each write's commit (`Database.subscribers`).
+/// Tenant and project-config administration: ids, pages, and who may choose which email
+/// channel. This instance's settings cache follows each write's commit (`Database.subscribers`).
 public struct TenantAdminService: Sendable {
     let tenants: TenantRepository
     let projectConfig: ProjectConfigRepository
@@ -22,11 +23,8 @@ public struct TenantAdminService: Sendable {
         self.allowedFromDomains = allowedFromDomains.map { $0.lowercased() }
     }
 
-    /// Creates a tenant from a request body (every switch off unless set); only project keys create.
-    /// A name the tenant resource does not have is `INVALID_ARGUMENT`.
-    public func create(body: JSONValue, actor: String) async throws -> Tenant {
-        try TenantSettings.schema(for: .tenant).check(body)
-        let settings = try TenantSettings(json: body)
+    /// Creates a tenant with `settings`; only project keys create.
+    public func create(settings: TenantSettings, actor: String) async throws -> Tenant {
         try EmailDeliveryPolicy.authorize(
             settings.emailDelivery, replacing: nil, scope: .project, allowedFromDomains: allowedFromDomains)
         return try await tenants.create(settings: settings, actor: actor)
@@ -59,13 +57,16 @@ public struct TenantAdminService: Sendable {
         return (visible, next)
     }
 
-    /// Applies a PATCH: the masked fields from `body`, or the whole resource when the mask is empty.
+    /// Applies `change` (a PATCH) to the tenant's settings as stored, under the row's lock.
     ///
     /// `scope` is the admin key's: a tenant key may not choose the `SENDMAIL` or `LOG`
     /// channel (`EmailDeliveryPolicy`).
-    public func update(id: String, body: JSONValue, updateMask: String?, scope: AdminScope, actor: String) async throws -> Tenant {
-        let change = try settingsPatch(body: body, updateMask: updateMask, resource: .tenant, scope: scope)
-        guard TenantID.isValid(id), let tenant = try await tenants.update(id: id, actor: actor, change: change) else {
+    public func update(
+        id: String, change: @escaping @Sendable (TenantSettings) throws -> TenantSettings, scope: AdminScope, actor: String
+    ) async throws -> Tenant {
+        guard TenantID.isValid(id),
+            let tenant = try await tenants.update(id: id, actor: actor, change: authorized(change, scope: scope))
+        else {
             throw AuthError(.tenantNotFound)
         }
         return tenant
@@ -83,27 +84,21 @@ public struct TenantAdminService: Sendable {
         try await projectConfig.get()
     }
 
-    /// PATCHes the project config with the same mask rules as a tenant.
-    public func updateProjectConfig(body: JSONValue, updateMask: String?, actor: String) async throws -> ProjectConfig {
-        try await projectConfig.update(
-            actor: actor, change: settingsPatch(body: body, updateMask: updateMask, resource: .project, scope: .project))
+    /// Applies `change` (a PATCH) to the project config, as a tenant's.
+    public func updateProjectConfig(
+        change: @escaping @Sendable (TenantSettings) throws -> TenantSettings, actor: String
+    ) async throws -> ProjectConfig {
+        try await projectConfig.update(actor: actor, change: authorized(change, scope: .project))
     }
 
-    /// The change a PATCH of `resource` by a key of `scope` makes. The whole body is
-    /// validated first, as Google's front end does, so an unknown name or a wrong type outside
-    /// the mask is still 400; the email channel is judged against the settings as stored
-    /// when the change applies.
-    func settingsPatch(
-        body: JSONValue, updateMask: String?, resource: TenantSettings.Resource, scope: AdminScope
-    ) throws -> @Sendable (TenantSettings) throws -> TenantSettings {
-        let schema = TenantSettings.schema(for: resource)
-        try schema.check(body)
-        let mask = try FieldMask(parsing: updateMask, schema: schema)
-        let patch = body.camelCasedKeys()
-        _ = try TenantSettings(json: patch)
+    /// `change`, refused when the email channel it leaves is not one a key of `scope` may
+    /// choose, judged against the settings as stored when the change applies.
+    func authorized(
+        _ change: @escaping @Sendable (TenantSettings) throws -> TenantSettings, scope: AdminScope
+    ) -> @Sendable (TenantSettings) throws -> TenantSettings {
         let allowedFromDomains = allowedFromDomains
         return { current in
-            let changed = try TenantSettings(json: mask.apply(patch, to: current.json))
+            let changed = try change(current)
             try EmailDeliveryPolicy.authorize(
                 changed.emailDelivery, replacing: current.emailDelivery, scope: scope, allowedFromDomains: allowedFromDomains)
             return changed

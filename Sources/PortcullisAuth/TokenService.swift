@@ -2,6 +2,7 @@ public import CoreMetrics
 import Foundation
 public import PortcullisCore
 public import PortcullisCrypto
+public import PortcullisJSON
 public import PortcullisStore
 
 /// The tokens a sign-in or refresh hands back.

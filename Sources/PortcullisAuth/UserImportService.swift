@@ -1,5 +1,6 @@
 public import PortcullisCore
 import PortcullisCrypto
+public import PortcullisJSON
 public import PortcullisStore
 
 /// Imports users with their password hashes (`accounts:batchCreate`, `portcullis users

@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 
 /// `portcullis-bench custom-token KEY_FILE CLIENT_EMAIL KID UID [TENANT]`: one custom token,
 /// as firebase-admin mints it (RS256, `kid` = the key id, `iss` = `sub` = the service

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 import Synchronization
 
 /// `portcullis-bench`: the raw rates of the libraries Portcullis builds on, measured

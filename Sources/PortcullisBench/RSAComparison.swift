@@ -2,6 +2,7 @@ import Crypto
 import CryptoExtras
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 
 /// `portcullis-bench rsa`: RS256 with one RSA-2048 key and one signing input on the
 /// system's OpenSSL libcrypto (the daemon's ``RSASigner``) and on swift-crypto's

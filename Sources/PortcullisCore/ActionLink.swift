@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisJSON
 
 /// The link an email action sends: Firebase's action-handler shape, served by the
 /// gateway's own page, `<public URL>/__/auth/action?mode=…&oobCode=…&apiKey=…&continueUrl=…&lang=…&tenantId=…`.

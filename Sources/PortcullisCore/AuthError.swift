@@ -1,3 +1,5 @@
+public import PortcullisJSON
+
 /// An error the API reports to its caller.
 ///
 /// Every wire code Portcullis can answer with is a case of ``AuthError/Code``:
@@ -18,6 +20,25 @@ public struct AuthError: Error, Sendable, Equatable {
     public init(_ code: Code, detail: String? = nil) {
         self.code = code
         self.detail = detail
+    }
+
+    /// The answer to a document that could not be read: `INVALID_ARGUMENT` with its detail.
+    public init(_ error: JSONInputError) {
+        self.init(.invalidArgument, detail: error.detail)
+    }
+
+    /// Runs `body`, which reads a document and judges what it read: the judgement's own
+    /// errors pass through, a document that could not be read is `INVALID_ARGUMENT`.
+    static func reading<Value>(_ body: () throws -> Value) throws(AuthError) -> Value {
+        do {
+            return try body()
+        } catch let error as AuthError {
+            throw error
+        } catch let error as JSONInputError {
+            throw AuthError(error)
+        } catch {
+            throw AuthError(.invalidArgument)
+        }
     }
 
     /// This error as the answer of a path naming the missing resource (see ``namesPathResource``).

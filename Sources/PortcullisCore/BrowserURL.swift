@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisJSON
 
 /// A URL as browsers read it: the WHATWG URL Standard's basic URL parser for the special
 /// schemes `http` and `https`, without a base URL, and the URL's serialisation (`href`).

@@ -1,7 +1,7 @@
 /// A write the stored state refused, named by the rule of the model it would have broken.
 ///
 /// Storage reports what it ran into (a unique index, a tenant deleted meanwhile) without
-/// choosing what the caller is told: ``AuthError/init(_:)`` is the one place that gives each
+/// choosing what the caller is told: ``AuthError/init(_:)-(Conflict)`` is the one place that gives each
 /// conflict its wire code, and a service that reads a conflict differently (a sign-up that
 /// retries after losing a race) catches it by name.
 public enum Conflict: Error, Sendable, Hashable {

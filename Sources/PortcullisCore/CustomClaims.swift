@@ -1,3 +1,5 @@
+public import PortcullisJSON
+
 /// Custom claims a developer may put into ID tokens.
 public enum CustomClaims {
     /// Names Firebase reserves; a custom claim may not use them.

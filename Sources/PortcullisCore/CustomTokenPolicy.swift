@@ -1,3 +1,5 @@
+public import PortcullisJSON
+
 /// What a custom token must say once its signature verified (DESIGN.md §3), as a pure
 /// decision: the caller found the key, checked the signature, and applies the answer.
 ///

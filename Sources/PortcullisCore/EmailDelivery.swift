@@ -85,28 +85,31 @@ public struct EmailTemplate: Sendable, Equatable {
     }
 }
 
-extension EmailDelivery {
-    /// The fields `emailDelivery` may carry: templates are keyed by the link's mode
-    /// (`resetPassword`), localized ones by language tag first.
-    static let schema: ResourceSchema = {
-        let templates = ResourceSchema.object(
-            Dictionary(
-                uniqueKeysWithValues: EmailActionKind.allCases.map {
-                    ($0.mode, ResourceSchema.object(["subject": .value, "body": .value]))
-                }))
-        return .object([
-            "channel": .value, "webhookUri": .value, "webhookSecretVersion": .value, "from": .value, "templates": templates,
-            "localizedTemplates": .map(templates),
-        ])
-    }()
+/// `emailDelivery`: templates keyed by the link's mode (`resetPassword`), localized ones by
+/// language tag first; anything wrong is INVALID_ARGUMENT naming the field.
+extension EmailDelivery: Codable {
+    private enum Field: String, CodingKey { case channel, webhookUri, webhookSecretVersion, from, templates, localizedTemplates }
 
-    /// Reads `emailDelivery`; `INVALID_ARGUMENT` naming the field for anything wrong.
-    init(reader: JSONValue.Reader) throws(AuthError) {
-        guard let name = try reader.string("channel"), let channel = Channel(rawValue: name.uppercased()) else {
+    /// A member named at run time: a link's mode, a language tag.
+    private struct Name: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    private enum TemplateField: String, CodingKey { case subject, body }
+
+    public init(from decoder: any Decoder) throws {
+        let delivery = try decoder.container(keyedBy: Field.self)
+        guard let name = try delivery.decodeIfPresent(String.self, forKey: .channel),
+            let channel = Channel(rawValue: name.uppercased())
+        else {
             throw AuthError(.invalidArgument, detail: "emailDelivery.channel must be one of WEBHOOK, SENDMAIL, LOG")
         }
         self.init(channel: channel)
-        if let uri = try reader.string("webhookUri") {
+        if let uri = try delivery.decodeIfPresent(String.self, forKey: .webhookUri) {
             guard uri.utf8.count <= 2048, uri.hasPrefix("https://") || uri.hasPrefix("http://") else {
                 throw AuthError(.invalidArgument, detail: "emailDelivery.webhookUri must be an http(s) URL")
             }
@@ -115,43 +118,47 @@ extension EmailDelivery {
         guard channel != .webhook || webhookURI != nil else {
             throw AuthError(.invalidArgument, detail: "emailDelivery.webhookUri is required for the WEBHOOK channel")
         }
-        if let version = try reader.int("webhookSecretVersion") {
+        if let version = try delivery.decodeIfPresent(Int.self, forKey: .webhookSecretVersion) {
             guard (1...1_000_000).contains(version) else {
                 throw AuthError(.invalidArgument, detail: "emailDelivery.webhookSecretVersion must be between 1 and 1000000")
             }
             webhookSecretVersion = version
         }
-        if let from = try reader.string("from") {
+        if let from = try delivery.decodeIfPresent(String.self, forKey: .from) {
             // A header value: a line break would let a tenant add headers of its own.
             guard !from.isEmpty, from.utf8.count <= 320, !from.contains(where: \.isNewline) else {
                 throw AuthError(.invalidArgument, detail: "emailDelivery.from must be one line")
             }
             self.from = from
         }
-        if let templates = try reader.object("templates") {
-            self.templates = try Self.templates(templates, path: "emailDelivery.templates")
+        if let set = try delivery.nestedContainerIfPresent(keyedBy: Name.self, forKey: .templates) {
+            templates = try Self.templates(set, path: "emailDelivery.templates")
         }
-        if let languages = try reader.object("localizedTemplates") {
-            guard languages.members.count <= 100 else {
+        if let languages = try delivery.nestedContainerIfPresent(keyedBy: Name.self, forKey: .localizedTemplates) {
+            guard languages.allKeys.count <= 100 else {
                 throw AuthError(.invalidArgument, detail: "emailDelivery.localizedTemplates takes at most 100 languages")
             }
-            for (tag, set) in languages.members {
+            for language in languages.allKeys {
+                let tag = language.stringValue
                 let path = "emailDelivery.localizedTemplates.\(tag)"
                 guard (1...35).contains(tag.utf8.count), tag.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
                 else { throw AuthError(.invalidArgument, detail: "\(path): a language tag such as fr or pt-BR") }
-                localizedTemplates[tag.lowercased()] = try Self.templates(JSONValue.Reader(set, path: path), path: path)
+                let set = try languages.nestedContainer(keyedBy: Name.self, forKey: language)
+                localizedTemplates[tag.lowercased()] = try Self.templates(set, path: path)
             }
         }
     }
 
-    /// One set of templates, keyed by the link's mode (`resetPassword`: request keys are
-    /// camel-cased on the way in).
-    private static func templates(_ reader: JSONValue.Reader, path: String) throws(AuthError) -> [EmailActionKind: EmailTemplate] {
+    /// One set of templates, keyed by the link's mode.
+    private static func templates(
+        _ set: KeyedDecodingContainer<Name>, path: String
+    ) throws -> [EmailActionKind: EmailTemplate] {
         var templates: [EmailActionKind: EmailTemplate] = [:]
         for kind in EmailActionKind.allCases {
-            guard let template = try reader.object(kind.mode) else { continue }
-            let subject = try template.string("subject") ?? kind.defaultTemplate.subject
-            let body = try template.string("body") ?? kind.defaultTemplate.body
+            guard let template = try set.nestedContainerIfPresent(keyedBy: TemplateField.self, forKey: Name(kind.mode))
+            else { continue }
+            let subject = try template.decodeIfPresent(String.self, forKey: .subject) ?? kind.defaultTemplate.subject
+            let body = try template.decodeIfPresent(String.self, forKey: .body) ?? kind.defaultTemplate.body
             guard subject.utf8.count <= 998, !subject.contains(where: \.isNewline), body.utf8.count <= 65_536 else {
                 throw AuthError(.invalidArgument, detail: "\(path).\(kind.mode) needs a one-line subject and a body under 64 KiB")
             }
@@ -160,24 +167,32 @@ extension EmailDelivery {
         return templates
     }
 
-    /// One set of templates as JSON, keyed by the link's mode.
-    private static func json(_ templates: [EmailActionKind: EmailTemplate]) -> JSONValue {
-        .object(
-            Dictionary(
-                uniqueKeysWithValues: templates.map {
-                    ($0.key.mode, JSONValue.object(["subject": .string($0.value.subject), "body": .string($0.value.body)]))
-                }))
+    public func encode(to encoder: any Encoder) throws {
+        var delivery = encoder.container(keyedBy: Field.self)
+        try delivery.encode(channel.rawValue, forKey: .channel)
+        try delivery.encode(webhookSecretVersion, forKey: .webhookSecretVersion)
+        try delivery.encodeIfPresent(webhookURI, forKey: .webhookUri)
+        try delivery.encodeIfPresent(from, forKey: .from)
+        if !templates.isEmpty {
+            var set = delivery.nestedContainer(keyedBy: Name.self, forKey: .templates)
+            try Self.encode(templates, into: &set)
+        }
+        if !localizedTemplates.isEmpty {
+            var languages = delivery.nestedContainer(keyedBy: Name.self, forKey: .localizedTemplates)
+            for (tag, templates) in localizedTemplates {
+                var set = languages.nestedContainer(keyedBy: Name.self, forKey: Name(tag))
+                try Self.encode(templates, into: &set)
+            }
+        }
     }
 
-    /// The settings as JSON.
-    var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "channel": .string(channel.rawValue), "webhookSecretVersion": .integer(Int64(webhookSecretVersion)),
-        ]
-        if let webhookURI { members["webhookUri"] = .string(webhookURI) }
-        if let from { members["from"] = .string(from) }
-        if !templates.isEmpty { members["templates"] = Self.json(templates) }
-        if !localizedTemplates.isEmpty { members["localizedTemplates"] = .object(localizedTemplates.mapValues(Self.json)) }
-        return .object(members)
+    private static func encode(
+        _ templates: [EmailActionKind: EmailTemplate], into set: inout KeyedEncodingContainer<Name>
+    ) throws {
+        for (kind, template) in templates {
+            var fields = set.nestedContainer(keyedBy: TemplateField.self, forKey: Name(kind.mode))
+            try fields.encode(template.subject, forKey: .subject)
+            try fields.encode(template.body, forKey: .body)
+        }
     }
 }

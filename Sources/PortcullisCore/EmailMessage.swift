@@ -1,4 +1,5 @@
 public import Foundation
+public import PortcullisJSON
 
 /// One email action message, as every delivery channel renders it: the JSON of a
 /// webhook, the RFC 5322 text handed to `sendmail`, a log line.
@@ -58,13 +59,15 @@ public struct EmailMessage: Sendable, Equatable, TenantOwned {
     public init(
         id: String, tenantId: String?, kind: EmailActionKind, uid: String, recipient: String, content: JSONValue
     ) throws(AuthError) {
-        let reader = try JSONValue.Reader(content)
-        guard let email = try reader.string("email"), let link = try reader.string("link"),
-            let appName = try reader.string("appName")
-        else { throw AuthError(.internalError, detail: "outbox message \(id) is incomplete") }
-        self.init(
-            id: id, tenantId: tenantId, kind: kind, uid: uid, recipient: recipient, email: email, link: link,
-            locale: try reader.string("locale"), displayName: try reader.string("displayName"), appName: appName)
+        self = try AuthError.reading {
+            let reader = try JSONValue.Reader(content)
+            guard let email = try reader.string("email"), let link = try reader.string("link"),
+                let appName = try reader.string("appName")
+            else { throw AuthError(.internalError, detail: "outbox message \(id) is incomplete") }
+            return EmailMessage(
+                id: id, tenantId: tenantId, kind: kind, uid: uid, recipient: recipient, email: email, link: link,
+                locale: try reader.string("locale"), displayName: try reader.string("displayName"), appName: appName)
+        }
     }
 
     /// The webhook's JSON body: `{id, tenantId, type, email, newEmail?, uid, link, locale, displayName?}`.

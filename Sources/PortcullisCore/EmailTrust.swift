@@ -1,3 +1,5 @@
+import PortcullisJSON
+
 /// Which identity providers vouch for which email addresses (DESIGN.md §1).
 ///
 /// A *trusted* provider is the authority for an address: Google for Gmail, Yahoo for

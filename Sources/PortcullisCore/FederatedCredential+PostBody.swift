@@ -1,3 +1,5 @@
+import PortcullisJSON
+
 extension FederatedCredential {
     /// Reads `signInWithIdp`'s `postBody`: a URL-encoded form with `providerId` and
     /// `id_token` or `access_token` (and an optional `nonce`).

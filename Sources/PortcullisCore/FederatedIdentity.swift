@@ -1,3 +1,5 @@
+public import PortcullisJSON
+
 /// What a verified identity-provider credential says about the user: the input of
 /// federated sign-in and linking, read from an ID token's claims or the provider's
 /// user-info answer to an access token.

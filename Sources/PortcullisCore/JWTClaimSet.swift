@@ -1,3 +1,5 @@
+public import PortcullisJSON
+
 /// A JWT payload's registered claims, read as RFC 7519 defines them.
 ///
 /// The one reader the gateway's token checks share — its own ID tokens, identity providers'

@@ -28,12 +28,20 @@ public struct ScryptParameters: Sendable, Hashable {
         self.r = r
         self.p = p
     }
+}
 
-    init(reader: JSONValue.Reader) throws(AuthError) {
+/// `scryptParameters`: absent members take the default's; a choice over the bounds is
+/// INVALID_ARGUMENT.
+extension ScryptParameters: Codable {
+    private enum Field: String, CodingKey { case logN, r, p }
+
+    public init(from decoder: any Decoder) throws {
+        let parameters = try decoder.container(keyedBy: Field.self)
         let defaults = Self.standard
         self.init(
-            logN: try reader.int("logN") ?? defaults.logN, r: try reader.int("r") ?? defaults.r,
-            p: try reader.int("p") ?? defaults.p)
+            logN: try parameters.decodeIfPresent(Int.self, forKey: .logN) ?? defaults.logN,
+            r: try parameters.decodeIfPresent(Int.self, forKey: .r) ?? defaults.r,
+            p: try parameters.decodeIfPresent(Int.self, forKey: .p) ?? defaults.p)
         guard (10...20).contains(logN), (1...32).contains(r), (1...16).contains(p),
             128 * r << logN <= Self.maximumMemoryBytes, work <= Self.maximumWork
         else {
@@ -44,7 +52,10 @@ public struct ScryptParameters: Sendable, Hashable {
         }
     }
 
-    var json: JSONValue {
-        .object(["logN": .integer(Int64(logN)), "r": .integer(Int64(r)), "p": .integer(Int64(p))])
+    public func encode(to encoder: any Encoder) throws {
+        var parameters = encoder.container(keyedBy: Field.self)
+        try parameters.encode(logN, forKey: .logN)
+        try parameters.encode(r, forKey: .r)
+        try parameters.encode(p, forKey: .p)
     }
 }

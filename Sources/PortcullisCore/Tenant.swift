@@ -1,4 +1,5 @@
 public import Foundation
+public import PortcullisJSON
 
 /// A stored tenant: its id, settings and the version counter every change bumps.
 public struct Tenant: Sendable, Equatable {

@@ -1,4 +1,5 @@
 public import Foundation
+public import PortcullisJSON
 
 /// An account, as the domain sees it. The password hash never leaves storage
 /// and the crypto layer; nothing here renders it.

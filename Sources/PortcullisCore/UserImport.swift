@@ -1,4 +1,5 @@
 public import Foundation
+public import PortcullisJSON
 
 /// One user of an import (`accounts:batchCreate`, `portcullis users import`), validated:
 /// the account as it will be stored, and its password hash as the source system made it.
@@ -28,6 +29,10 @@ public enum UserImportPolicy {
     /// `providerId` and `rawId` of a federated provider. Phone numbers and second factors
     /// are refused: Portcullis has neither.
     public static func parse(_ record: JSONValue, tenantId: String?, now: Date) throws(AuthError) -> ImportedUser {
+        try AuthError.reading { try user(record, tenantId: tenantId, now: now) }
+    }
+
+    private static func user(_ record: JSONValue, tenantId: String?, now: Date) throws -> ImportedUser {
         let reader = try JSONValue.Reader(record.camelCasedKeys())
         guard let uid = try reader.string("localId"), !uid.isEmpty, uid.count <= 128 else {
             throw AuthError(.invalidLocalId)
@@ -89,7 +94,7 @@ public enum UserImportPolicy {
         return ImportedUser(user: user, passwordHash: passwordHash, storedPasswordHash: stored, salt: salt)
     }
 
-    private static func milliseconds(_ reader: JSONValue.Reader, _ key: String) throws(AuthError) -> Timestamp? {
+    private static func milliseconds(_ reader: JSONValue.Reader, _ key: String) throws -> Timestamp? {
         guard let text = try reader.string(key) else { return nil }
         guard let value = Int64(text), value >= 0, value < 253_402_300_800_000 else {
             throw AuthError(.invalidArgument, detail: "\(key) must be milliseconds since 1970")
@@ -103,14 +108,18 @@ public enum UserImportPolicy {
     /// Firebase console's `algorithm`, `base64_signer_key`, `base64_salt_separator`,
     /// `mem_cost`); `nil` when it names no algorithm.
     public static func hashConfig(of body: JSONValue) throws(AuthError) -> PasswordHashConfig? {
+        try AuthError.reading { try readHashConfig(body) }
+    }
+
+    private static func readHashConfig(_ body: JSONValue) throws -> PasswordHashConfig? {
         let reader = try JSONValue.Reader(body.camelCasedKeys())
         // The Firebase console's hash parameters use other names: accepted too.
-        func string(_ keys: String...) throws(AuthError) -> String? {
+        func string(_ keys: String...) throws -> String? {
             for key in keys { if let value = try reader.string(key) { return value } }
             return nil
         }
         guard let algorithm = try string("hashAlgorithm", "algorithm"), !algorithm.isEmpty else { return nil }
-        func bytes(_ key: String, _ code: AuthError.Code) throws(AuthError) -> [UInt8]? {
+        func bytes(_ key: String, _ code: AuthError.Code) throws -> [UInt8]? {
             guard let text = try string(key, "base64" + key.prefix(1).uppercased() + key.dropFirst()) else { return nil }
             guard let decoded = Base64URL.decodeEitherAlphabet(text) else { throw AuthError(code, detail: "\(key) must be base64") }
             return decoded

@@ -1,3 +1,5 @@
+public import PortcullisJSON
+
 /// A change to a stored user: only the fields set here are written.
 ///
 /// Updates never write a user back whole: a profile edit that read the row before

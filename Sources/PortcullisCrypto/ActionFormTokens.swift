@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PortcullisCore
+import PortcullisJSON
 
 /// The token the action page's form carries, bound to the action code it applies.
 ///

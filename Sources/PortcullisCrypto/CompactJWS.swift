@@ -1,4 +1,5 @@
 public import PortcullisCore
+public import PortcullisJSON
 
 /// A compact JWS split and decoded once: header fields, claims, signature, all untrusted
 /// until a key verifies it.

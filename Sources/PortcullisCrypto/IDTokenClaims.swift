@@ -1,4 +1,5 @@
 public import PortcullisCore
+public import PortcullisJSON
 
 /// The claims of a Portcullis ID token (DESIGN.md §3), with an open bag of custom claims.
 public struct IDTokenClaims: Sendable, Equatable {

@@ -1,4 +1,5 @@
 public import PortcullisCore
+public import PortcullisJSON
 
 /// One tenant's signing keys, ready to sign and verify without locks or I/O.
 ///

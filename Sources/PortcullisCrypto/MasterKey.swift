@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 import PortcullisCore
+import PortcullisJSON
 
 /// The key-encryption key: seals private keys at rest with AES-256-GCM.
 ///

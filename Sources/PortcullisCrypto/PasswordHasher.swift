@@ -1,6 +1,7 @@
 import CryptoExtras
 import Foundation
 public import PortcullisCore
+import PortcullisJSON
 
 /// scrypt password hashes, self-describing so parameters can change per tenant.
 ///

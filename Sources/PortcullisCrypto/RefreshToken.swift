@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PortcullisCore
+import PortcullisJSON
 
 /// A refresh token: `pr2.<base64url tenant>.<session id>.<secret>`.
 ///

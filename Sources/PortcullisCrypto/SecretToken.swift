@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PortcullisCore
+import PortcullisJSON
 
 /// Random secrets, their hashes, and constant-time comparison.
 ///

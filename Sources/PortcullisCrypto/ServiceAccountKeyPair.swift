@@ -1,4 +1,5 @@
 import PortcullisCore
+import PortcullisJSON
 
 /// A new RSA-2048 key pair for a service account the gateway issues: the private half
 /// goes to the customer once, in the service-account file; only the public half is kept.

@@ -1,5 +1,6 @@
 import JWTKit
 public import PortcullisCore
+public import PortcullisJSON
 
 /// One ID-token signing key: its id, algorithm, public JWK and (sealed) private half.
 public struct SigningKey: Sendable {

@@ -3,6 +3,7 @@ import CryptoExtras
 import Foundation
 import HummingbirdBcrypt
 public import PortcullisCore
+import PortcullisJSON
 
 /// A password hash imported from another system (Firebase, or what Firebase itself imports),
 /// stored with everything its verification needs, so that it verifies on sign-in until the

@@ -2,6 +2,7 @@ import Crypto
 import CryptoExtras
 import Foundation
 public import PortcullisCore
+public import PortcullisJSON
 
 /// A public key that checks JWS signatures made by someone else: an identity provider's
 /// JWKS entry, or a customer's service account that signs custom tokens.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PortcullisCore
+import PortcullisJSON
 
 /// The secrets email-delivery webhooks are signed with, and the signature itself.
 ///

@@ -1,6 +1,7 @@
 public import Hummingbird
 public import Logging
 public import PortcullisCore
+import PortcullisJSON
 
 /// The router's middleware around every route: every error becomes an `AuthError`, which
 /// renders itself as the envelope.
@@ -29,7 +30,8 @@ extension AuthError {
     ///
     /// Caller mistakes stay 4xx: framework errors keep their class; storage has already
     /// turned PostgreSQL's errors into `AuthError`s, or into the `Conflict` a write ran into,
-    /// whose code `AuthError.init(_:)` gives. Anything else is a fault: 500,
+    /// whose code `AuthError.init(_:)` gives, as it gives a `JSONInputError`'s (a body that
+    /// could not be read). Anything else is a fault: 500,
     /// logged by type only (never with its payload).
     public init(translating error: any Error, logger: Logger) {
         switch error {
@@ -37,6 +39,8 @@ extension AuthError {
             self = error
         case let conflict as Conflict:
             self = AuthError(conflict)
+        case let error as JSONInputError:
+            self = AuthError(error)
         case let error as HTTPError:
             switch error.status {
             case .notFound: self = AuthError(.notFound)

@@ -1,6 +1,7 @@
 public import Hummingbird
 import NIOCore
 public import PortcullisCore
+import PortcullisJSON
 
 /// A request type of the admin API's resources (users, admin keys, service accounts): a
 /// member the type does not declare is `INVALID_ARGUMENT` naming it, as Google's front end

@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 /// All SQL of the `admin_keys` table. Secrets are never stored, only their SHA-256.

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import PortcullisCore
+public import PortcullisJSON
 import PostgresNIO
 
 /// What an audited change records; written in the transaction of the change itself.

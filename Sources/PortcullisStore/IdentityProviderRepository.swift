@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 /// All SQL of the `identity_providers` table: one row per (tenant, provider); `''` is the
@@ -106,7 +107,9 @@ public struct IdentityProviderRepository: Sendable {
     ) async throws {
         let target = (tenant.tenantId.map { "tenants/\($0)/" } ?? "") + "idpConfigs/\(providerId)"
         try await AuditLogRepository.record(
-            AuditEntry(tenantId: tenant.tenantId, actor: actor, action: action, target: target, before: before?.json, after: after?.json),
+            AuditEntry(
+                tenantId: tenant.tenantId, actor: actor, action: action, target: target, before: before?.auditDocument,
+                after: after?.auditDocument),
             in: transaction, logger: logger)
         try await transaction.announce(.identityProviders(tenant), logger: logger)
     }

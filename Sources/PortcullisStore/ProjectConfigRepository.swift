@@ -1,5 +1,6 @@
 public import Logging
 public import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 /// The settings of the project's own users (those outside any tenant), with their version.
@@ -45,7 +46,7 @@ public struct ProjectConfigRepository: Sendable {
             : try await connection.query(
                 "SELECT settings::text, version FROM project_config WHERE project_id = \(projectId)", logger: logger)
         for try await (settings, version) in rows.decode((String, Int64).self) {
-            return ProjectConfig(settings: try TenantRepository.decode(settings), version: version)
+            return ProjectConfig(settings: try TenantSettings(document: settings), version: version)
         }
         return ProjectConfig(settings: TenantSettings(), version: 0)
     }
@@ -62,7 +63,7 @@ public struct ProjectConfigRepository: Sendable {
             // `updated_at` is the row's own bookkeeping, on the database's clock like `created_at`.
             let rows = try await transaction.query(
                 """
-                INSERT INTO project_config (project_id, settings) VALUES (\(projectId), \(after.json.serialized())::jsonb)
+                INSERT INTO project_config (project_id, settings) VALUES (\(projectId), \(try after.document.serialized())::jsonb)
                 ON CONFLICT (project_id) DO UPDATE SET settings = excluded.settings,
                     version = project_config.version + 1, updated_at = now()
                 RETURNING version
@@ -72,7 +73,7 @@ public struct ProjectConfigRepository: Sendable {
             try await AuditLogRepository.record(
                 AuditEntry(
                     tenantId: nil, actor: actor, action: "config.update", target: "config",
-                    before: before.settings.json, after: after.json), in: transaction, logger: logger)
+                    before: try before.settings.document, after: try after.document), in: transaction, logger: logger)
             try await transaction.announce(.projectConfig(version: version), logger: logger)
             return ProjectConfig(settings: after, version: version)
         }

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import PortcullisCore
+public import PortcullisJSON
 import PostgresNIO
 
 /// A session as refresh needs it: who signed in, when, and how.

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 /// All SQL of the `service_accounts` table: the public keys that verify custom tokens,

@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import PortcullisCore
+public import PortcullisJSON
 import PostgresNIO
 
 /// A signing key as stored: the private half only sealed under the master key.

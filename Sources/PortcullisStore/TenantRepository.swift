@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 /// All SQL of the `tenants` table.
@@ -30,12 +31,12 @@ public struct TenantRepository: Sendable {
 
     /// Creates a tenant with the id `id`; `nil` when a tenant has it, or had it and was deleted.
     public func create(settings: TenantSettings, actor: String, id: String) async throws -> Tenant? {
-        let json = settings.json.serialized()
+        let document = try settings.document
         return try await database.withTransaction { transaction in
             let rows = try await transaction.query(
                 """
                 INSERT INTO tenants (tenant_id, settings)
-                SELECT \(id), \(json)::jsonb
+                SELECT \(id), \(document.serialized())::jsonb
                 WHERE NOT EXISTS (SELECT 1 FROM retired_tenant_ids WHERE tenant_id = \(id))
                 ON CONFLICT (tenant_id) DO NOTHING
                 RETURNING version, created_at
@@ -43,7 +44,7 @@ public struct TenantRepository: Sendable {
             for try await (version, createdAt) in rows.decode((Int64, Date).self) {
                 let tenant = Tenant(id: id, settings: settings, version: version, createTime: createdAt)
                 try await AuditLogRepository.record(
-                    AuditEntry(tenantId: id, actor: actor, action: "tenant.create", target: "tenants/\(id)", after: settings.json),
+                    AuditEntry(tenantId: id, actor: actor, action: "tenant.create", target: "tenants/\(id)", after: document),
                     in: transaction, logger: logger)
                 try await transaction.announce(.tenant(id: id, version: version), logger: logger)
                 return tenant
@@ -71,7 +72,7 @@ public struct TenantRepository: Sendable {
             let rows = try await connection.query(
                 "SELECT settings::text, version, created_at FROM tenants WHERE tenant_id = \(id)", logger: logger)
             for try await (settings, version, createdAt) in rows.decode((String, Int64, Date).self) {
-                return Tenant(id: id, settings: try Self.decode(settings), version: version, createTime: createdAt)
+                return Tenant(id: id, settings: try TenantSettings(document: settings), version: version, createTime: createdAt)
             }
             return nil
         }
@@ -88,7 +89,7 @@ public struct TenantRepository: Sendable {
             var tenants: [Tenant] = []
             for try await (id, settings, version, createdAt) in rows.decode((String, String, Int64, Date).self) {
                 tenants.append(
-                    Tenant(id: id, settings: try Self.decode(settings), version: version, createTime: createdAt))
+                    Tenant(id: id, settings: try TenantSettings(document: settings), version: version, createTime: createdAt))
             }
             return tenants
         }
@@ -105,7 +106,7 @@ public struct TenantRepository: Sendable {
                 "SELECT settings::text, created_at FROM tenants WHERE tenant_id = \(id) FOR UPDATE", logger: logger)
             var current: (TenantSettings, Date)?
             for try await (settings, createdAt) in rows.decode((String, Date).self) {
-                current = (try Self.decode(settings), createdAt)
+                current = (try TenantSettings(document: settings), createdAt)
             }
             guard let (before, createdAt) = current else { return nil }
             let after = try change(before)
@@ -113,7 +114,7 @@ public struct TenantRepository: Sendable {
             // `updated_at` is the row's own bookkeeping, on the database's clock like `created_at`.
             let updated = try await transaction.query(
                 """
-                UPDATE tenants SET settings = \(after.json.serialized())::jsonb, version = version + 1,
+                UPDATE tenants SET settings = \(try after.document.serialized())::jsonb, version = version + 1,
                     updated_at = now()
                 WHERE tenant_id = \(id) RETURNING version
                 """, logger: logger)
@@ -121,7 +122,7 @@ public struct TenantRepository: Sendable {
             try await AuditLogRepository.record(
                 AuditEntry(
                     tenantId: id, actor: actor, action: "tenant.update", target: "tenants/\(id)",
-                    before: before.json, after: after.json), in: transaction, logger: logger)
+                    before: try before.document, after: try after.document), in: transaction, logger: logger)
             try await transaction.announce(.tenant(id: id, version: version), logger: logger)
             return Tenant(id: id, settings: after, version: version, createTime: createdAt)
         }
@@ -134,7 +135,7 @@ public struct TenantRepository: Sendable {
             let rows = try await transaction.query(
                 "DELETE FROM tenants WHERE tenant_id = \(id) RETURNING settings::text", logger: logger)
             var before: TenantSettings?
-            for try await settings in rows.decode(String.self) { before = try Self.decode(settings) }
+            for try await settings in rows.decode(String.self) { before = try TenantSettings(document: settings) }
             guard let before else { return false }
             // Tenant-owned rows without a foreign key to tenants (the project's users share these tables);
             // sessions before users, the order a refresh locks them in (see `UserRepository.delete`).
@@ -150,13 +151,9 @@ public struct TenantRepository: Sendable {
             try await AuditLogRepository.record(
                 AuditEntry(
                     tenantId: id, actor: actor, action: "tenant.delete", target: "tenants/\(id)",
-                    before: before.json), in: transaction, logger: logger)
+                    before: try before.document), in: transaction, logger: logger)
             try await transaction.announce(.tenant(id: id, version: 0), logger: logger)
             return true
         }
-    }
-
-    static func decode(_ text: String) throws -> TenantSettings {
-        try TenantSettings(json: JSONValue.parse(Array(text.utf8)))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 public import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 /// The `users` SQL of the admin API's audited changes to one account (each in one

@@ -1,5 +1,6 @@
 import Foundation
 import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 /// Decoding of the rows that select ``UserRepository/columns``.

@@ -1,5 +1,6 @@
 import Foundation
 public import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 extension UserRepository {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 public import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 /// Updates of one user: one statement assigning exactly the fields an update sets,

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import PortcullisCore
+import PortcullisJSON
 import PostgresNIO
 
 /// All SQL of the `users` table. Rows are keyed by (tenant, uid); `''` is the

@@ -55,11 +55,11 @@ struct DevCommand: AsyncParsableCommand {
             if let existing {
                 tenant = existing
             } else {
-                tenant = try await service.create(
-                    body: .object([
-                        "displayName": .string("demo"), "allowPasswordSignup": .bool(true),
-                        "enableAnonymousUser": .bool(true),
-                    ]), actor: "cli")
+                var demo = TenantSettings()
+                demo.displayName = "demo"
+                demo.allowPasswordSignup = true
+                demo.enableAnonymousUser = true
+                tenant = try await service.create(settings: demo, actor: "cli")
                 try tenant.id.write(toFile: path("demo-tenant"), atomically: true, encoding: .utf8)
             }
             return (

@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import PortcullisAuth
 import PortcullisCore
+import PortcullisHTTP
+import PortcullisJSON
 import PortcullisStore
 
 /// `portcullis tenants list|create|show|set`: tenants, straight against the database.
@@ -44,9 +46,9 @@ struct TenantsCommand: AsyncParsableCommand {
             let logger = commandLogger(config)
             var body = try TenantsCommand.patch(from: settings).body
             body.setValue(.string(displayName), at: ["displayName"])
-            let tenantBody = body
+            let tenantSettings = try TenantResource.settings(from: body, kind: .tenant)
             let tenant = try await withServices(config, logger: logger) { services in
-                try await services.tenantAdmin.create(body: tenantBody, actor: "cli")
+                try await services.tenantAdmin.create(settings: tenantSettings, actor: "cli")
             }
             print(tenant.id)
         }
@@ -63,7 +65,7 @@ struct TenantsCommand: AsyncParsableCommand {
             let tenant = try await withServices(config, logger: logger) { services in
                 try await services.tenantAdmin.get(id: tenantId)
             }
-            print(tenant.settings.json.serialized())
+            print(try TenantResource.fields(tenant.settings).serialized())
         }
     }
 
@@ -78,11 +80,11 @@ struct TenantsCommand: AsyncParsableCommand {
             let config = try await options.loadSettings()
             let logger = commandLogger(config)
             let (body, mask) = try TenantsCommand.patch(from: settings)
+            let change = try TenantResource.change(body: body, updateMask: mask, kind: .tenant)
             let tenant = try await withServices(config, logger: logger) { services in
-                try await services.tenantAdmin.update(
-                    id: tenantId, body: body, updateMask: mask, scope: .project, actor: "cli")
+                try await services.tenantAdmin.update(id: tenantId, change: change, scope: .project, actor: "cli")
             }
-            print(tenant.settings.json.serialized())
+            print(try TenantResource.fields(tenant.settings).serialized())
         }
     }
 

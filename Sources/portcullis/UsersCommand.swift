@@ -7,6 +7,7 @@ import PortcullisStore
 
 #if canImport(Glibc)
 import Glibc
+import PortcullisJSON
 #endif
 
 /// `portcullis users import|export`: moving users in and out with their password hashes, in

@@ -1,5 +1,6 @@
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import PortcullisCore
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import PostgresNIO

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import PostgresNIO

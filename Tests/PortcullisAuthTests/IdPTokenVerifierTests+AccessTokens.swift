@@ -1,5 +1,6 @@
 import PortcullisAuth
 import PortcullisCore
+import PortcullisJSON
 import PortcullisOutbound
 import PortcullisTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import Testing

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import PortcullisClient
-import PortcullisCore
+import PortcullisJSON
 import PortcullisTestSupport
 import Testing
 import _CryptoExtras

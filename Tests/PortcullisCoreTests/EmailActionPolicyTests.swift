@@ -1,5 +1,6 @@
 import Foundation
 import PortcullisCore
+import PortcullisJSON
 import Testing
 
 @Suite("Email action policies")

@@ -1,4 +1,5 @@
 import PortcullisCore
+import PortcullisJSON
 import Testing
 
 @Suite("JWT claim reading")

@@ -6,6 +6,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import PortcullisJSON
 #endif
 
 @Suite("Passwords and keys")

@@ -3,6 +3,7 @@ import CryptoExtras
 import JWTKit
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 import Testing
 
 /// The libcrypto RS256 signer against an independent peer: jwt-kit over swift-crypto

@@ -1,5 +1,6 @@
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 import Testing
 
 @Suite("Secrets")

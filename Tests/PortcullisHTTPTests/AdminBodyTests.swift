@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
 import PortcullisHTTP
+import PortcullisJSON
 import PortcullisTestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
 import PortcullisHTTP
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import PostgresNIO

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
+import PortcullisJSON
 import Testing
 
 @testable import PortcullisHTTP

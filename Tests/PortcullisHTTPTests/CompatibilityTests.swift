@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
+import PortcullisJSON
 import PortcullisTestSupport
 import Testing
 

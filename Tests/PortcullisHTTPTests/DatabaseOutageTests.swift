@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisAuth
 import PortcullisCore
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import PostgresNIO

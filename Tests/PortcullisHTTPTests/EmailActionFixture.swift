@@ -7,6 +7,7 @@ import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
 import PortcullisHTTP
+import PortcullisJSON
 import PortcullisTestSupport
 import Testing
 

@@ -8,6 +8,7 @@ import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
 import PortcullisHTTP
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import Testing

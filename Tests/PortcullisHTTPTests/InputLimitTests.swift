@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
+import PortcullisJSON
 import PortcullisTestSupport
 import Testing
 

@@ -12,6 +12,7 @@ import Glibc
 #endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import PortcullisJSON
 #endif
 
 /// Independent peers: PyJWT and jose (Node.js) verify our tokens from the JWKS alone, and

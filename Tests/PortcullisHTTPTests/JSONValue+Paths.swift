@@ -1,4 +1,5 @@
 import PortcullisCore
+import PortcullisJSON
 
 extension JSONValue {
     /// The array at `path`, empty when absent.

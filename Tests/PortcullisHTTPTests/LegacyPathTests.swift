@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PortcullisCore
+import PortcullisJSON
 import PortcullisTestSupport
 import Testing
 

@@ -5,6 +5,7 @@ import Logging
 import PortcullisAuth
 import PortcullisCore
 import PortcullisHTTP
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import PostgresNIO

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
+import PortcullisJSON
 import PortcullisTestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import PortcullisAuth
 import PortcullisCore
 import PortcullisHTTP
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import PostgresNIO

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import JWTKit
 import PortcullisCore
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import Testing

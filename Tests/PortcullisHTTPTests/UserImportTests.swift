@@ -6,6 +6,7 @@ import NIOCore
 import PortcullisAuth
 import PortcullisCore
 import PortcullisHTTP
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import PostgresNIO

@@ -1,5 +1,6 @@
 import NIOSSL
 import PortcullisCore
+import PortcullisJSON
 import PortcullisOutbound
 import PortcullisTestSupport
 import Synchronization

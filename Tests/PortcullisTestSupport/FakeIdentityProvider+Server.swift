@@ -5,6 +5,7 @@ import Hummingbird
 import NIOCore
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 import Synchronization
 
 /// The fake provider's endpoints (listed on ``FakeIdentityProvider``).

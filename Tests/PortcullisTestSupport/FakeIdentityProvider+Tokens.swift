@@ -3,6 +3,7 @@ import CryptoExtras
 import Foundation
 public import PortcullisCore
 import PortcullisCrypto
+public import PortcullisJSON
 import Synchronization
 
 /// The tokens a fake provider mints: RS256 ID tokens signed with its keys, and forgeries.

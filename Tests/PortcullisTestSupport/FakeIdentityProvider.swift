@@ -7,8 +7,9 @@ import HummingbirdTLS
 import Logging
 import NIOCore
 public import NIOSSL
-public import PortcullisCore
+import PortcullisCore
 import PortcullisCrypto
+public import PortcullisJSON
 import ServiceLifecycle
 import SwiftASN1
 import Synchronization

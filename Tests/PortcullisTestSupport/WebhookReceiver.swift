@@ -3,7 +3,8 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
-public import PortcullisCore
+import PortcullisCore
+public import PortcullisJSON
 import ServiceLifecycle
 import Synchronization
 

@@ -6,7 +6,7 @@ import Benchmark
 import ExtrasBase64
 import Foundation
 import Hummingbird
-import PortcullisCore
+import PortcullisJSON
 
 /// `accounts:signInWithPassword` as the Firebase JS SDK sends it.
 struct SignInBody: Codable {

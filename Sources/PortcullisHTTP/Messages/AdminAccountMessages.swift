@@ -1,6 +1,7 @@
 import Hummingbird
 import PortcullisAuth
 import PortcullisCore
+import PortcullisJSON
 
 /// An Admin API body about one user, named by `localId`.
 protocol SingleUserBody {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PortcullisCore
+import PortcullisJSON
 
 /// An Identity Platform resource whose fields a Core type renders (a tenant's or the
 /// project's settings, a provider configuration): `name` plus that document.

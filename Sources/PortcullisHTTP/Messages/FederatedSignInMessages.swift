@@ -1,6 +1,7 @@
 import Hummingbird
 import PortcullisAuth
 import PortcullisCore
+import PortcullisJSON
 
 /// `accounts:signInWithIdp`: an IdP credential in `postBody`, and optionally the ID token
 /// of the account to link it to.

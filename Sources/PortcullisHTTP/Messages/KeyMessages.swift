@@ -1,5 +1,6 @@
 import Hummingbird
 import PortcullisCore
+import PortcullisJSON
 
 /// An issuer's OpenID discovery document (the fields verifiers read).
 struct OpenIDConfiguration: ResponseEncodable {

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import PortcullisAuth
 import PortcullisCore
+import PortcullisJSON
 
 /// `POST …/serviceAccounts`: `displayName` alone generates a key pair; with `publicKey`
 /// (PEM) or `publicKeyJwk` it registers a key the customer holds, under `clientEmail`

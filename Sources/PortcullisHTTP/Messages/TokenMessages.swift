@@ -1,5 +1,6 @@
 import Hummingbird
 import PortcullisCore
+import PortcullisJSON
 
 /// `POST /v1/token` (securetoken): `grant_type=refresh_token`, form-encoded or JSON.
 struct RefreshTokenRequest: Decodable {

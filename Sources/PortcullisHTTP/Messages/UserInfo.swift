@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import PortcullisAuth
 import PortcullisCore
+import PortcullisJSON
 
 /// Identity Toolkit's user resource (`accounts:lookup`'s `users[]`), with Google's types:
 /// int64 values as strings, `passwordUpdatedAt` a number, `lastRefreshAt` RFC 3339, absent

@@ -2,6 +2,7 @@ import Hummingbird
 import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 
 /// `GET`/`POST /__/auth/action`: the page action links open, so the flows work without any
 /// frontend of the tenant's.

@@ -1,6 +1,7 @@
 import Hummingbird
 import PortcullisAuth
 import PortcullisCore
+import PortcullisJSON
 
 /// Federated provider configuration, project-wide and per tenant (admin):
 ///
@@ -39,7 +40,7 @@ struct IdentityProviderRoutes {
 
         func resource(_ provider: IdentityProvider, tenant: TenantScope) -> NamedResource {
             let name = "projects/\(projectId)/" + (tenant.tenantId.map { "tenants/\($0)/" } ?? "") + "\(self.name)/\(provider.providerId)"
-            return NamedResource(name: name, fields: provider.json)
+            return NamedResource(name: name, fields: IdentityProviderResource.fields(provider))
         }
     }
 
@@ -51,9 +52,10 @@ struct IdentityProviderRoutes {
             kind: kind, name: name, idParameter: idParameter, tenantScoped: tenantScoped, projectId: projectId)
         group.post(RouterPath(collection.path)) { request, context in
             let (tenant, actor) = try collection.scope(context)
+            let body = try await request.decode(as: JSONValue.self, context: context)
             let provider = try await service.create(
-                kind: kind, providerId: request.query(idParameter), tenant: tenant,
-                body: request.decode(as: JSONValue.self, context: context), actor: actor)
+                kind: kind, providerId: request.query(idParameter), tenant: tenant, actor: actor
+            ) { providerId in try IdentityProviderResource.provider(providerId, from: body) }
             return collection.resource(provider, tenant: tenant)
         }
         group.get(RouterPath(collection.path)) { _, context in
@@ -73,10 +75,12 @@ struct IdentityProviderRoutes {
         }
         group.patch(RouterPath("\(collection.path)/{provider}")) { request, context in
             let (tenant, actor) = try collection.scope(context)
+            let providerId = try context.parameters.require("provider")
+            let change = try IdentityProviderResource.change(
+                body: await request.decode(as: JSONValue.self, context: context), updateMask: request.query("updateMask"),
+                providerId: providerId)
             let provider = try await service.update(
-                kind: kind, providerId: try context.parameters.require("provider"), tenant: tenant,
-                body: request.decode(as: JSONValue.self, context: context), updateMask: request.query("updateMask"),
-                actor: actor)
+                kind: kind, providerId: providerId, tenant: tenant, actor: actor, change: change)
             return collection.resource(provider, tenant: tenant)
         }
         group.delete(RouterPath("\(collection.path)/{provider}")) { _, context in

@@ -1,6 +1,7 @@
 import Hummingbird
 import PortcullisAuth
 import PortcullisCore
+import PortcullisJSON
 
 /// `POST /v1/projects/{p}[/tenants/{t}]/accounts:batchCreate`: import users with their password
 /// hashes, in the shape firebase-admin's `import_users` sends.

@@ -3,6 +3,7 @@ import Hummingbird
 import PortcullisAuth
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 
 /// `GET /v1/verify`: forward auth for reverse proxies (nginx `auth_request`, Traefik, Caddy).
 ///

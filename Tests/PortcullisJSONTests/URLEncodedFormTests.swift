@@ -1,4 +1,4 @@
-import PortcullisCore
+import PortcullisJSON
 import Testing
 
 /// `application/x-www-form-urlencoded` as the API's forms are read.

@@ -1,18 +1,20 @@
 import Foundation
+import PortcullisCore
+import PortcullisJSON
 
 /// A Google `updateMask`: the field paths a PATCH changes.
 ///
 /// Identity Platform semantics: each named path takes the request's value (or
 /// its default when the request omits it), every other field keeps its current
 /// value, and an empty mask replaces the whole resource.
-public struct FieldMask: Sendable, Equatable {
+struct FieldMask: Sendable, Equatable {
     /// The dotted paths, camelCase.
-    public let paths: [String]
+    let paths: [String]
 
     /// Parses the comma-separated query form (`a,b.c`); snake_case paths are accepted.
     ///
     /// A path the resource's `schema` does not allow is `INVALID_ARGUMENT`.
-    public init(parsing text: String?, schema: ResourceSchema) throws(AuthError) {
+    init(parsing text: String?, schema: ResourceSchema) throws(AuthError) {
         let raw = (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         var paths: [String] = []
         for path in raw where !path.isEmpty {
@@ -28,10 +30,10 @@ public struct FieldMask: Sendable, Equatable {
     }
 
     /// Whether the mask names no field (a full replacement).
-    public var isEmpty: Bool { paths.isEmpty }
+    var isEmpty: Bool { paths.isEmpty }
 
     /// Applies `patch` to `current`: the masked paths come from the patch, the rest stays.
-    public func apply(_ patch: JSONValue, to current: JSONValue) -> JSONValue {
+    func apply(_ patch: JSONValue, to current: JSONValue) -> JSONValue {
         guard !isEmpty else { return patch }
         var merged = current
         for path in paths {

@@ -68,8 +68,9 @@ public enum URLEncodedForm {
 }
 
 extension UInt8 {
-    /// The value of an ASCII hexadecimal digit (percent-decoding, here and in ``BrowserURL``).
-    var hexDigitValue: UInt8? {
+    /// The value of an ASCII hexadecimal digit (percent-decoding, here and in Core's
+    /// `BrowserURL`).
+    public var hexDigitValue: UInt8? {
         switch self {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10

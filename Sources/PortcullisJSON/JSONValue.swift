@@ -16,11 +16,11 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// Parses UTF-8 JSON; malformed input or invalid UTF-8 is `INVALID_ARGUMENT`.
-    public static func parse(_ bytes: [UInt8]) throws(AuthError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8]) throws(JSONInputError) -> JSONValue {
         do {
             return try JSONParser.parse(bytes)
         } catch {
-            throw AuthError(.invalidArgument, detail: "Invalid JSON payload received")
+            throw JSONInputError.malformed
         }
     }
 
@@ -156,12 +156,12 @@ extension JSONValue {
         public let path: String
 
         /// Wraps a value that must be an object (`null` reads as an empty object).
-        public init(_ value: JSONValue, path: String = "") throws(AuthError) {
+        public init(_ value: JSONValue, path: String = "") throws(JSONInputError) {
             switch value {
             case .object(let members): self.members = members
             case .null: self.members = [:]
             default:
-                throw AuthError(.invalidArgument, detail: "Invalid value at '\(path.isEmpty ? "body" : path)' (expected an object)")
+                throw JSONInputError.invalid(path.isEmpty ? "body" : path, "expected an object")
             }
             self.path = path
         }
@@ -169,19 +169,19 @@ extension JSONValue {
         func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
         /// A boolean; accepts `true`/`false` and the strings "true"/"false".
-        public func bool(_ key: String) throws(AuthError) -> Bool? {
+        public func bool(_ key: String) throws(JSONInputError) -> Bool? {
             guard let value = present(key) else { return nil }
             return try value.lenientBool(at: fieldPath(key))
         }
 
         /// An integer; accepts integral numbers and numeric strings.
-        public func int(_ key: String) throws(AuthError) -> Int? {
+        public func int(_ key: String) throws(JSONInputError) -> Int? {
             guard let value = present(key) else { return nil }
             return try value.lenientInteger(Int.self, at: fieldPath(key))
         }
 
         /// A string; accepts numbers and booleans, rendered as text; refuses NUL characters.
-        public func string(_ key: String) throws(AuthError) -> String? {
+        public func string(_ key: String) throws(JSONInputError) -> String? {
             guard let value = present(key) else { return nil }
             return try value.lenientString(at: fieldPath(key))
         }
@@ -192,18 +192,18 @@ extension JSONValue {
         }
 
         /// A nested object, or `nil` when absent.
-        public func object(_ key: String) throws(AuthError) -> Reader? {
+        public func object(_ key: String) throws(JSONInputError) -> Reader? {
             guard let value = members[key], value != .null else { return nil }
-            guard case .object = value else { throw JSONValue.invalid(fieldPath(key), "expected an object") }
+            guard case .object = value else { throw JSONInputError.invalid(fieldPath(key), "expected an object") }
             return try Reader(value, path: fieldPath(key))
         }
 
         /// An array, or `nil` when absent.
-        public func array(_ key: String) throws(AuthError) -> [JSONValue]? {
+        public func array(_ key: String) throws(JSONInputError) -> [JSONValue]? {
             switch members[key] {
             case nil, .null?: return nil
             case .array(let items)?: return items
-            default: throw JSONValue.invalid(fieldPath(key), "expected a list")
+            default: throw JSONInputError.invalid(fieldPath(key), "expected a list")
             }
         }
     }

@@ -4,30 +4,30 @@
 extension JSONValue {
     /// A string; numbers and booleans read as their text. NUL characters are refused:
     /// no field of the API can hold one, and PostgreSQL's text cannot either.
-    func lenientString(at path: @autoclosure () -> String) throws(AuthError) -> String {
+    func lenientString(at path: @autoclosure () -> String) throws(JSONInputError) -> String {
         switch self {
         case .string(let text):
-            guard !text.utf8.contains(0) else { throw Self.invalid(path(), "NUL character") }
+            guard !text.utf8.contains(0) else { throw JSONInputError.invalid(path(), "NUL character") }
             return text
         case .integer(let number): return String(number)
         case .double(let number): return String(number)
         case .bool(let flag): return String(flag)
-        default: throw Self.invalid(path(), "TYPE_STRING")
+        default: throw JSONInputError.invalid(path(), "TYPE_STRING")
         }
     }
 
     /// A boolean; also the strings `"true"` and `"false"`, in any case.
-    func lenientBool(at path: @autoclosure () -> String) throws(AuthError) -> Bool {
+    func lenientBool(at path: @autoclosure () -> String) throws(JSONInputError) -> Bool {
         switch self {
         case .bool(let flag): return flag
         case .string(let text) where text.lowercased() == "true": return true
         case .string(let text) where text.lowercased() == "false": return false
-        default: throw Self.invalid(path(), "TYPE_BOOL")
+        default: throw JSONInputError.invalid(path(), "TYPE_BOOL")
         }
     }
 
     /// An integer; also integral doubles and numeric strings (spaces around them allowed).
-    func lenientInteger<T: FixedWidthInteger>(_ type: T.Type, at path: @autoclosure () -> String) throws(AuthError) -> T {
+    func lenientInteger<T: FixedWidthInteger>(_ type: T.Type, at path: @autoclosure () -> String) throws(JSONInputError) -> T {
         let number: T? =
             switch self {
             case .integer(let integer): T(exactly: integer)
@@ -35,12 +35,12 @@ extension JSONValue {
             case .string(let text): T(text.trimmingASCIISpaces())
             default: nil
             }
-        guard let number else { throw Self.invalid(path(), T.isSigned ? "TYPE_INT64" : "TYPE_UINT64") }
+        guard let number else { throw JSONInputError.invalid(path(), T.isSigned ? "TYPE_INT64" : "TYPE_UINT64") }
         return number
     }
 
     /// A number; also numeric strings.
-    func lenientDouble(at path: @autoclosure () -> String) throws(AuthError) -> Double {
+    func lenientDouble(at path: @autoclosure () -> String) throws(JSONInputError) -> Double {
         let number: Double? =
             switch self {
             case .integer(let integer): Double(integer)
@@ -48,16 +48,12 @@ extension JSONValue {
             case .string(let text): Double(text.trimmingASCIISpaces())
             default: nil
             }
-        guard let number else { throw Self.invalid(path(), "TYPE_DOUBLE") }
+        guard let number else { throw JSONInputError.invalid(path(), "TYPE_DOUBLE") }
         return number
     }
 
-    static func invalid(_ path: String, _ expected: String) -> AuthError {
-        AuthError(.invalidArgument, detail: "Invalid value at '\(path)' (\(expected))")
-    }
-
-    /// `id_token` → `idToken`.
-    static func camelCase(_ key: String) -> String {
+    /// `id_token` → `idToken`: the spelling a member is matched by.
+    public static func camelCase(_ key: String) -> String {
         guard key.contains("_") else { return key }
         var result = ""
         var upperNext = false

@@ -1,3 +1,6 @@
+import PortcullisCore
+import PortcullisJSON
+
 /// The field names an admin resource's body may carry, checked before the body is read.
 ///
 /// Google's front end parses a resource body against the resource's message and refuses a
@@ -9,7 +12,7 @@
 ///
 /// Names are matched after camel-casing (`allow_password_signup` is
 /// `allowPasswordSignup`), as the resource readers match them; errors name the field as sent.
-public indirect enum ResourceSchema: Sendable {
+indirect enum ResourceSchema: Sendable {
     /// A value the resource's reader checks itself: a scalar or a list of scalars.
     case value
     /// A field of Google's resource that a body may echo back (`name`) and the gateway
@@ -28,7 +31,7 @@ public indirect enum ResourceSchema: Sendable {
 
     /// Checks `body` against the schema: the first unknown name (depth first, in sorted
     /// order, so the answer is stable) or active unsupported field is `INVALID_ARGUMENT`.
-    public func check(_ body: JSONValue) throws(AuthError) {
+    func check(_ body: JSONValue) throws(AuthError) {
         try check(body, path: "")
     }
 
@@ -36,7 +39,7 @@ public indirect enum ResourceSchema: Sendable {
         switch (self, value) {
         case (.object(let fields), .object(let members)):
             for name in members.keys.sorted() {
-                guard let field = fields[JSONValue.camelCase(name)] else { throw AuthError.unknownName(name, at: path) }
+                guard let field = fields[JSONValue.camelCase(name)] else { throw AuthError(JSONInputError.unknownName(name, at: path)) }
                 guard let member = members[name], member != .null else { continue }
                 try field.check(member, path: path.isEmpty ? name : "\(path).\(name)")
             }
@@ -62,7 +65,7 @@ public indirect enum ResourceSchema: Sendable {
     /// Whether an `updateMask` may name `path` (camel-cased components): a field of an
     /// object, down to lists, maps and leaves, or anything inside an unsupported field
     /// (the Admin SDKs mask `mfaConfig.state` when they turn multi-factor off).
-    public func allowsMask(_ path: ArraySlice<String>) -> Bool {
+    func allowsMask(_ path: ArraySlice<String>) -> Bool {
         guard let first = path.first else { return true }
         switch self {
         case .object(let fields):
@@ -76,16 +79,8 @@ public indirect enum ResourceSchema: Sendable {
 }
 
 extension AuthError {
-    /// A body's member that its resource does not have, in Google's words (`at` names the
-    /// enclosing object's path; empty for the body itself).
-    static func unknownName(_ name: String, at path: String) -> AuthError {
-        AuthError(
-            .invalidArgument,
-            detail: "Invalid JSON payload received. Unknown name \"\(name)\"\(path.isEmpty ? "" : " at '\(path)'"): Cannot find field.")
-    }
-
     /// A field that asks for behaviour Portcullis does not have (`feature`).
-    public static func unsupported(_ path: String, _ feature: String) -> AuthError {
+    static func unsupported(_ path: String, _ feature: String) -> AuthError {
         AuthError(.invalidArgument, detail: "\(path): Portcullis does not support \(feature)")
     }
 }
@@ -95,7 +90,7 @@ extension ResourceSchema {
     private static let offStates: Set<String> = ["OFF", "DISABLED", "STATE_UNSPECIFIED", ""]
 
     /// Whether `value` is absent, empty, `false` or an off state: a switch left off.
-    public static func isOff(_ value: JSONValue?) -> Bool {
+    static func isOff(_ value: JSONValue?) -> Bool {
         switch value {
         case nil, .null?: true
         case .bool(let flag)?: !flag

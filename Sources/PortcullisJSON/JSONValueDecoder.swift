@@ -24,23 +24,24 @@ public struct JSONValueDecoder: Sendable {
     }
 
     /// Decodes `type` from `value`.
-    public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws(AuthError) -> T {
+    ///
+    /// Throws a ``JSONInputError`` for what is wrong with the document, and passes on what
+    /// a type's own `init(from:)` throws (a domain type's rule about a value it read).
+    public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
         let usage = rejectingUnknownFields ? FieldUsage() : nil
         do {
             let decoded = try ValueDecoder(value: value, codingPath: [], usage: usage).decode(type)
             try usage?.checkEveryMemberWasAskedFor(in: value)
             return decoded
-        } catch let error as AuthError {
-            throw error
-        } catch {
-            // Only a type's own `init(from:)` throws anything else; its message is for the caller.
-            throw AuthError(.invalidArgument, detail: "Invalid JSON payload received")
+        } catch is DecodingError {
+            // Only the standard library's own conformances throw these (a bad enum raw value).
+            throw JSONInputError.malformed
         }
     }
 }
 
 /// Where a value sits in the document, in Google's notation (`users[0].email`).
-func fieldPath(_ codingPath: [any CodingKey]) -> String {
+public func fieldPath(_ codingPath: [any CodingKey]) -> String {
     var path = ""
     for key in codingPath {
         if let index = key.intValue {
@@ -69,13 +70,13 @@ private final class FieldUsage {
 
     /// Walks `value` through the objects that were read as keyed containers; a member none
     /// asked for is an unknown name. Objects read whole (a `JSONValue` property) are not entered.
-    func checkEveryMemberWasAskedFor(in value: JSONValue, codingPath: [any CodingKey] = []) throws(AuthError) {
+    func checkEveryMemberWasAskedFor(in value: JSONValue, codingPath: [any CodingKey] = []) throws(JSONInputError) {
         switch value {
         case .object(let members):
             let path = fieldPath(codingPath)
             guard let names = asked[path] else { return }
             for name in members.keys.sorted() {
-                guard names.contains(name) else { throw AuthError.unknownName(name, at: codingPath.isEmpty ? "" : path) }
+                guard names.contains(name) else { throw JSONInputError.unknownName(name, at: codingPath.isEmpty ? "" : path) }
                 if let member = members[name] {
                     // Containers are keyed by the declared (camelCase) names.
                     try checkEveryMemberWasAskedFor(in: member, codingPath: codingPath + [NameKey(JSONValue.camelCase(name))])
@@ -105,7 +106,7 @@ private struct ValueDecoder: Decoder {
     let usage: FieldUsage?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    func invalid(_ expected: String) -> AuthError { JSONValue.invalid(path, expected) }
+    func invalid(_ expected: String) -> JSONInputError { JSONInputError.invalid(path, expected) }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         switch value {
@@ -129,10 +130,10 @@ private struct ValueDecoder: Decoder {
     }
 
     var path: String { fieldPath(codingPath) }
-    func decodeString() throws(AuthError) -> String { try value.lenientString(at: path) }
-    func decodeBool() throws(AuthError) -> Bool { try value.lenientBool(at: path) }
-    func decodeDouble() throws(AuthError) -> Double { try value.lenientDouble(at: path) }
-    func decodeInteger<T: FixedWidthInteger>(_ type: T.Type) throws(AuthError) -> T { try value.lenientInteger(type, at: path) }
+    func decodeString() throws(JSONInputError) -> String { try value.lenientString(at: path) }
+    func decodeBool() throws(JSONInputError) -> Bool { try value.lenientBool(at: path) }
+    func decodeDouble() throws(JSONInputError) -> Double { try value.lenientDouble(at: path) }
+    func decodeInteger<T: FixedWidthInteger>(_ type: T.Type) throws(JSONInputError) -> T { try value.lenientInteger(type, at: path) }
 }
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -184,15 +185,15 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decoder(for key: Key) throws -> ValueDecoder {
         guard let value = member(key) else {
-            throw AuthError(.invalidArgument, detail: "Missing value at '\(fieldPath(codingPath + [key]))'")
+            throw JSONInputError.missing(fieldPath(codingPath + [key]))
         }
         return ValueDecoder(value: value, codingPath: codingPath + [key], usage: usage)
     }
 
     // Leaves read the member in place; the field's path is only built for an error message.
-    func leaf(_ key: Key) throws(AuthError) -> JSONValue {
+    func leaf(_ key: Key) throws(JSONInputError) -> JSONValue {
         guard let value = member(key) else {
-            throw AuthError(.invalidArgument, detail: "Missing value at '\(fieldPath(codingPath + [key]))'")
+            throw JSONInputError.missing(fieldPath(codingPath + [key]))
         }
         return value
     }
@@ -218,7 +219,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
 
-    func integer<T: FixedWidthInteger>(_ key: Key) throws(AuthError) -> T {
+    func integer<T: FixedWidthInteger>(_ key: Key) throws(JSONInputError) -> T {
         try leaf(key).lenientInteger(T.self, at: fieldPath(codingPath + [key]))
     }
 
@@ -262,7 +263,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func next() throws -> ValueDecoder {
         let path = codingPath + [IndexKey(intValue: currentIndex)]
-        guard !isAtEnd else { throw AuthError(.invalidArgument, detail: "Missing value at '\(fieldPath(path))'") }
+        guard !isAtEnd else { throw JSONInputError.missing(fieldPath(path)) }
         defer { currentIndex += 1 }
         return ValueDecoder(value: items[currentIndex], codingPath: path, usage: usage)
     }

@@ -1,5 +1,8 @@
 import PortcullisCore
+import PortcullisJSON
 import Testing
+
+@testable import PortcullisHTTP
 
 @Suite("Update masks")
 struct FieldMaskTests {
@@ -15,7 +18,7 @@ struct FieldMaskTests {
 
     @Test("only the masked paths change")
     func masked() throws {
-        let mask = try FieldMask(parsing: "client.permissions.disabledUserSignup", schema: TenantSettings.schema(for: .tenant))
+        let mask = try FieldMask(parsing: "client.permissions.disabledUserSignup", schema: TenantResource.schema(for: .tenant))
         let patch: JSONValue = .object([
             "displayName": .string("new"),
             "client": .object(["permissions": .object(["disabledUserSignup": .bool(true)])]),
@@ -29,9 +32,9 @@ struct FieldMaskTests {
 
     @Test("a masked object is replaced whole; a masked field absent from the body is reset")
     func objectReplacement() throws {
-        let mask = try FieldMask(parsing: "client.permissions,allowPasswordSignup", schema: TenantSettings.schema(for: .tenant))
+        let mask = try FieldMask(parsing: "client.permissions,allowPasswordSignup", schema: TenantResource.schema(for: .tenant))
         let patch: JSONValue = .object(["client": .object(["permissions": .object(["disabledUserSignup": .bool(true)])])])
-        let settings = try TenantSettings(json: mask.apply(patch, to: current))
+        let settings = try JSONValueDecoder().decode(TenantSettings.self, from: mask.apply(patch, to: current))
         #expect(settings.permissions == .init(disabledUserSignup: true, disabledUserDeletion: false))
         #expect(!settings.allowPasswordSignup)
         #expect(settings.displayName == "old")
@@ -39,9 +42,10 @@ struct FieldMaskTests {
 
     @Test("an empty mask replaces the whole resource")
     func empty() throws {
-        let mask = try FieldMask(parsing: "", schema: TenantSettings.schema(for: .tenant))
+        let mask = try FieldMask(parsing: "", schema: TenantResource.schema(for: .tenant))
         #expect(mask.isEmpty)
-        let settings = try TenantSettings(json: mask.apply(.object(["enableAnonymousUser": .bool(true)]), to: current))
+        let settings = try JSONValueDecoder().decode(
+            TenantSettings.self, from: mask.apply(.object(["enableAnonymousUser": .bool(true)]), to: current))
         #expect(settings.enableAnonymousUser)
         #expect(!settings.allowPasswordSignup)
         #expect(settings.displayName == nil)
@@ -55,9 +59,9 @@ struct FieldMaskTests {
         ])
     func validation(path: String, valid: Bool) {
         if valid {
-            #expect(throws: Never.self) { try FieldMask(parsing: path, schema: TenantSettings.schema(for: .tenant)) }
+            #expect(throws: Never.self) { try FieldMask(parsing: path, schema: TenantResource.schema(for: .tenant)) }
         } else {
-            let error = #expect(throws: AuthError.self) { try FieldMask(parsing: path, schema: TenantSettings.schema(for: .tenant)) }
+            let error = #expect(throws: AuthError.self) { try FieldMask(parsing: path, schema: TenantResource.schema(for: .tenant)) }
             #expect(error?.code == .invalidArgument)
         }
     }
