@@ -220,15 +220,27 @@ struct SettingsLoader {
         if let databaseURL = string("database.url") {
             guard let parsed = DatabaseSettings(url: databaseURL, maximumConnections: maxConnections) else {
                 throw SettingsError(
-                    key: "database.url", reason: "must be postgres://user[:password]@host[:port]/name[?sslmode=disable|prefer|require]")
+                    key: "database.url",
+                    reason: "must be postgres://user[:password]@host[:port][,host[:port]…]/name[?sslmode=disable|prefer|require]")
             }
             database = parsed
         } else {
-            guard let dbHost = string("database.host") else {
-                throw SettingsError(key: "database.url", reason: "is required (or database.host, user and name)")
+            let port = try int("database.port", default: 5432, range: 1...65535)
+            var endpoints: [DatabaseSettings.Endpoint] = []
+            for entry in list("database.hosts") {
+                guard let endpoint = DatabaseSettings.Endpoint(entry, defaultPort: port) else {
+                    throw SettingsError(key: "database.hosts", reason: "\(entry) is not host[:port]")
+                }
+                endpoints.append(endpoint)
+            }
+            if endpoints.isEmpty, let host = string("database.host") {
+                endpoints = [DatabaseSettings.Endpoint(host: host, port: port)]
+            }
+            guard !endpoints.isEmpty else {
+                throw SettingsError(key: "database.url", reason: "is required (or database.host or hosts, user and name)")
             }
             guard let user = string("database.user") else {
-                throw SettingsError(key: "database.user", reason: "is required with database.host")
+                throw SettingsError(key: "database.user", reason: "is required with database.host or hosts")
             }
             var password: String?
             if let passwordFile = string("database.password_file") {
@@ -238,8 +250,8 @@ struct SettingsLoader {
                 password = contents.trimmingCharacters(in: .newlines)
             }
             database = DatabaseSettings(
-                host: dbHost, port: try int("database.port", default: 5432, range: 1...65535), user: user,
-                password: password, database: string("database.name") ?? user, maximumConnections: maxConnections)
+                endpoints: endpoints, user: user, password: password, database: string("database.name") ?? user,
+                maximumConnections: maxConnections)
         }
         database.requestTimeout = .seconds(try int("database.request_timeout", default: 5, range: 1...300))
         if let tls = string("database.tls") {

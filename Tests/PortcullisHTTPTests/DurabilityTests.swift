@@ -107,10 +107,18 @@ struct DurabilityTests {
         var slowest: Duration = .zero
         var signedUp: [String] = []
         var sessions: [String] = []
+        /// When each successful answer came.
+        var successes: [ContinuousClock.Instant] = []
 
         func record(_ status: Int, _ elapsed: Duration) {
             statuses[status, default: 0] += 1
             slowest = max(slowest, elapsed)
+            if status == 200 { successes.append(.now) }
+        }
+
+        /// The first successful answer after `instant`.
+        func firstSuccess(after instant: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+            successes.filter { $0 > instant }.min()
         }
 
         /// A sign-up answered 200; its session is checked too unless the load goes on using it.
