@@ -96,9 +96,13 @@ public final class Database: Service, Sendable {
                     metadata: ["database": "\(pool.endpoint)"])
                 return true
             }
-            // A dropped connection or a slow call: gone only if the server says so too.
+            // A dropped connection or a slow call: gone only if the server says so too. A server
+            // refusing one more connection (too many clients) is alive: its pool keeps working.
             let check = await check(pool.endpoint)
-            guard case .writable = check else {
+            switch check {
+            case .writable: continue
+            case .unreachable(let error) where DatabaseErrors.isOverloaded(error): continue
+            case .readOnly, .unreachable:
                 logger.warning(
                     "lost the PostgreSQL server; looking for the one that accepts writes",
                     metadata: ["database": "\(pool.endpoint)", "reason": "\(check.describe(tls: settings.effectiveTLSMode))"])
@@ -111,6 +115,13 @@ public final class Database: Service, Sendable {
     /// Reports what a caller of `pool` saw; ``run()`` decides whether its server is gone.
     func suspect(_ kind: Suspicion.Kind, of pool: Pool) {
         suspicions.continuation.yield(Suspicion(kind: kind, generation: pool.generation))
+    }
+
+    /// The listener lost its connection to `pool`'s server: requests answer 503 until it
+    /// listens again, unless a newer pool has already taken over.
+    func listenerLost(_ pool: Pool) {
+        if slot.current?.generation == pool.generation { setReachable(false) }
+        suspect(.lost, of: pool)
     }
 
     /// The pool on the server that takes writes, waiting while there is none (at start-up, or

@@ -39,6 +39,12 @@ enum DatabaseErrors {
     /// `read_only_sql_transaction`: a write sent to a server in recovery.
     static let readOnlySQLState = "25006"
 
+    /// Whether `error` is a server refusing work for want of resources (SQLSTATE class 53:
+    /// too many connections, out of memory or disk): it is up, if busy.
+    static func isOverloaded(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState]?.hasPrefix("53") == true
+    }
+
     /// Whether `error` is a write refused by a server in recovery (``readOnlySQLState``).
     static func isReadOnly(_ error: any Error) -> Bool {
         (error as? PSQLError)?.serverInfo?[.sqlState] == readOnlySQLState

@@ -124,10 +124,9 @@ public struct InvalidationListener: Service {
                 }
             } catch {
                 if !Task.isCancelled {
-                    database.setReachable(false)
                     outage.failed(error, server: pool?.endpoint, logger: logger)
                     // The database asks the server whether it is gone, and finds another if so.
-                    if let pool { database.suspect(.lost, of: pool) }
+                    if let pool { database.listenerLost(pool) }
                 }
             }
             database.subscribers.invalidateAll(lostConnection: true)

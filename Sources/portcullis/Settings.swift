@@ -42,6 +42,7 @@ struct Settings: Sendable, Equatable {
     var outboundAllowedNetworks: [IPNetwork] = []
     var idleTimeoutSeconds = 75
     var requestTimeoutSeconds = 30
+    var drainSeconds = 0
     /// `email.*`: the default delivery channel, sendmail, retries.
     var emailDelivery = EmailDeliveryService.Configuration()
 
@@ -77,7 +78,7 @@ struct Settings: Sendable, Equatable {
             abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
             trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
             requestTimeout: .seconds(requestTimeoutSeconds), clock: SystemClock(), outboundAllowedNetworks: outboundAllowedNetworks,
-            emailDelivery: emailDelivery)
+            emailDelivery: emailDelivery, drainDelay: .seconds(drainSeconds))
     }
 }
 
@@ -320,6 +321,6 @@ struct SettingsLoader {
             trustedProxies: trustedProxies, outboundAllowedNetworks: outboundAllowedNetworks,
             idleTimeoutSeconds: try int("listen.idle_timeout_seconds", default: 75, range: 1...3600),
             requestTimeoutSeconds: try int("listen.request_timeout_seconds", default: 30, range: 1...3600),
-            emailDelivery: email)
+            drainSeconds: try int("listen.drain_seconds", default: 0, range: 0...300), emailDelivery: email)
     }
 }

@@ -212,6 +212,35 @@ struct DaemonTests {
     }
 
     /// POSTs JSON with a bearer credential; the answer's status.
+    static func get(_ url: String) async throws -> Int {
+        guard let target = URL(string: url) else { throw TestSetupError("bad URL \(url)") }
+        let (_, response) = try await URLSession.shared.data(from: target)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    @Test("SIGTERM drains: /readyz answers 503 at once while requests are still served for listen.drain_seconds, then it exits 0")
+    func drain() async throws {
+        let settings = try await TestDatabase.create()
+        let keyFile = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).key"
+        try String(repeating: "ef", count: 32).write(toFile: keyFile, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: keyFile) }
+        let daemon = try DaemonProcess(
+            ["serve", "--project-id", "drain", "--database-url", Self.url(settings), "--listen-port", "0"],
+            environment: ["PORTCULLIS_MASTER_KEY_FILE": keyFile, "PORTCULLIS_LISTEN_DRAIN_SECONDS": "3"])
+        let base = "http://127.0.0.1:\(try await daemon.listeningPort())"
+        #expect(try await Self.get(base + "/readyz") == 200)
+        let signalled = ContinuousClock.now
+        daemon.signal(SIGTERM)
+        let draining = try await eventually(within: .seconds(2)) { (try? await Self.get(base + "/readyz")) == 503 }
+        #expect(draining != nil, "stderr: \(daemon.stderr)")
+        // A proxy that has not noticed yet is still served.
+        #expect(try await Self.get(base + "/healthz") == 200)
+        #expect(try await Self.get(base + "/v1/projects/drain/jwks") == 200)
+        #expect(try await daemon.wait(timeout: .seconds(30)) == 0, "stderr: \(daemon.stderr)")
+        #expect(ContinuousClock.now - signalled >= .seconds(3))
+        await #expect(throws: (any Error).self) { try await Self.get(base + "/healthz") }
+    }
+
     static func post(_ url: String, _ json: String, bearer: String) async throws -> Int {
         guard let target = URL(string: url) else { throw TestSetupError("bad URL \(url)") }
         var request = URLRequest(url: target)
