@@ -129,6 +129,15 @@ struct DurabilityTests {
 
         func acknowledgeSession(_ refreshToken: String) { sessions.append(refreshToken) }
 
+        /// What every fault test expects: only 200s and 503s, the `fault` biting, no answer
+        /// past the timeout + 1 s, and every acknowledged write stored (``expectStored(through:tenant:)``).
+        func expectSurvived(_ fault: String, timeout: Duration, through gateway: TestGateway, tenant: String) async throws {
+            #expect(Set(statuses.keys).isSubset(of: [200, 503]), "\(statuses)")
+            #expect((statuses[503] ?? 0) > 0, "the \(fault) must bite: \(statuses)")
+            #expect(slowest <= timeout + .seconds(1), "slowest answer \(slowest)")
+            try await expectStored(through: gateway, tenant: tenant)
+        }
+
         /// Once the database is back: every acknowledged account exists, and every
         /// acknowledged refresh token is its session's current one (it refreshes).
         func expectStored(through gateway: TestGateway, tenant: String) async throws {
@@ -236,15 +245,11 @@ struct DurabilityTests {
     func crashedServer() async throws {
         let timeout = Duration.seconds(2)
         try await PrivatePostgreSQL.run { cluster in
-            let server = try TestGateway.make(settings: cluster.settings) { $0.database.requestTimeout = timeout }
-            try await server.application.test(.router) { client in
-                let (_, secret) = try await server.services.adminKeys.create(displayName: "test", scope: .project, actor: "test")
-                let gateway = TestGateway(server: server, client: client, projectKey: secret)
+            try await Self.withGateway(cluster.settings, timeout: timeout) { gateway in
                 let tenant = try await gateway.createTenant(
                     #"{"allowPasswordSignup":true,"scryptParameters":{"logN":10,"r":1,"p":1}}"#)
                 let ledger = Ledger()
-                let clock = ContinuousClock()
-                let end = clock.now + .seconds(5)
+                let end = ContinuousClock.now + .seconds(5)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         try await Task.sleep(for: .seconds(1))
@@ -252,43 +257,10 @@ struct DurabilityTests {
                         try await Task.sleep(for: .milliseconds(500))
                         try await cluster.start()
                     }
-                    for worker in 0..<6 {
-                        group.addTask {
-                            var step = 0
-                            var chain: String?
-                            while clock.now < end {
-                                step += 1
-                                let start = clock.now
-                                if let token = chain, step % 2 == 0 {
-                                    let answer = try await gateway.refresh(token)
-                                    await ledger.record(answer.status.code, clock.now - start)
-                                    if answer.status == .ok, case .string(let next)? = try answer.json().value(at: ["refresh_token"]) {
-                                        chain = next
-                                    }
-                                } else {
-                                    let email = "crash-\(worker)-\(step)@example.com"
-                                    let answer = try await gateway.endUser(
-                                        "accounts:signUp", ["email": .string(email), "password": "correct horse"], tenant: tenant)
-                                    await ledger.record(answer.status.code, clock.now - start)
-                                    if answer.status == .ok, case .string(let token)? = try answer.json().value(at: ["refreshToken"]) {
-                                        // The first session becomes this worker's refresh chain, checked at its end.
-                                        await ledger.acknowledgeSignUp(email, refreshToken: chain == nil ? nil : token)
-                                        chain = chain ?? token
-                                    }
-                                }
-                                if step % 8 == 0 { try await Task.sleep(for: .milliseconds(20)) }
-                            }
-                            if let chain { await ledger.acknowledgeSession(chain) }
-                        }
-                    }
+                    group.addTask { try await Self.load(gateway, tenant: tenant, ledger: ledger, until: end) }
                     try await group.waitForAll()
                 }
-                let statuses = await ledger.statuses
-                #expect(Set(statuses.keys).isSubset(of: [200, 503]), "\(statuses)")
-                #expect((statuses[503] ?? 0) > 0, "the crash must bite: \(statuses)")
-                let slowest = await ledger.slowest
-                #expect(slowest <= timeout + .seconds(1), "slowest answer \(slowest)")
-                try await ledger.expectStored(through: gateway, tenant: tenant)
+                try await ledger.expectSurvived("crash", timeout: timeout, through: gateway, tenant: tenant)
             }
         }
     }
