@@ -36,9 +36,6 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// A request must be read whole within this long of its head (`listen.request_timeout_seconds`).
     public var requestTimeout: Duration
-    /// After SIGTERM, how long `/readyz` answers 503 while requests are still served, before
-    /// the listener closes (`listen.drain_seconds`; ``Drain``).
-    public var drainDelay: Duration
     /// The time every service reads (tests set it by hand).
     public var clock: any WallClock
     /// Networks outbound requests (IdP JWKS and user-info, webhooks) may reach although
@@ -57,10 +54,8 @@ public struct ServerConfiguration: Sendable {
         masterKey: MasterKey, passwordHashing: ScryptParameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
         keyRotationPeriod: Duration = .seconds(30 * 86_400), jwksMaxAgeSeconds: Int = 300, trustedProxies: [IPNetwork] = [],
         idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock,
-        outboundAllowedNetworks: [IPNetwork] = [], emailDelivery: EmailDeliveryService.Configuration = .init(),
-        drainDelay: Duration = .zero
+        outboundAllowedNetworks: [IPNetwork] = [], emailDelivery: EmailDeliveryService.Configuration = .init()
     ) {
-        self.drainDelay = drainDelay
         self.projectId = projectId
         self.publicURL = publicURL
         self.host = host
