@@ -191,7 +191,7 @@ public struct AuthServices: Sendable {
         migrator = Migrator(database: database, logger: logger)
         self.schema = schema
         backgroundServices = [
-            database.client,
+            database,
             InvalidationListener(database: database, fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger),
             KeyRotationService(
                 keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, schema: schema, logger: logger),

@@ -5,7 +5,7 @@ import PortcullisCrypto
 /// Every route of the gateway over `services`: the admin API behind admin keys, the
 /// end-user API behind API keys, and the public paths (JWKS, the action page, health).
 public func buildRouter(
-    _ services: AuthServices, configuration: ServerConfiguration, metrics: HTTPMetrics
+    _ services: AuthServices, configuration: ServerConfiguration, metrics: HTTPMetrics, drain: Drain
 ) -> Router<PortcullisRequestContext> {
     let projectId = configuration.projectId
     let router = Router(context: PortcullisRequestContext.self)
@@ -13,7 +13,7 @@ public func buildRouter(
     if !configuration.trustedProxies.isEmpty {
         router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
     }
-    HealthRoutes(database: services.database, migrator: services.migrator, metrics: metrics).register(on: router)
+    HealthRoutes(database: services.database, migrator: services.migrator, metrics: metrics, drain: drain).register(on: router)
 
     let authenticator = AdminAuthenticator(
         keys: services.adminKeys, projectId: projectId,

@@ -5,6 +5,7 @@ public import PortcullisAuth
 public import PortcullisStore
 import Prometheus
 public import ServiceLifecycle
+import UnixSignals
 
 /// The daemon: the service graph (`AuthServices`), the router over it, and the HTTP
 /// server, run together.
@@ -23,6 +24,9 @@ public struct PortcullisServer: Sendable {
 
     /// The shared pool.
     public var database: Database { services.database }
+    /// What SIGTERM does first (``Drain``).
+    public let drain: Drain
+    private let logger: Logger
 
     /// Builds the application.
     ///
@@ -41,7 +45,8 @@ public struct PortcullisServer: Sendable {
         let services = AuthServices(
             configuration: configuration.services, database: Database(settings: configuration.database, logger: logger),
             logger: logger, metrics: PrometheusMetricsFactory(registry: metrics.registry))
-        let router = buildRouter(services, configuration: configuration, metrics: metrics)
+        let drain = Drain(delay: configuration.drainDelay)
+        let router = buildRouter(services, configuration: configuration, metrics: metrics, drain: drain)
         var application = Application(
             responder: PortcullisResponder(
                 inner: router.buildResponder(), metrics: metrics, databaseTimeout: configuration.database.requestTimeout),
@@ -59,10 +64,18 @@ public struct PortcullisServer: Sendable {
         application.beforeServerStarts { try await services.prepare() }
         self.services = services
         self.application = application
+        self.drain = drain
+        self.logger = logger
     }
 
-    /// Runs until SIGTERM or SIGINT, then drains in-flight requests and stops every service.
+    /// Runs until SIGTERM or SIGINT, then drains: `/readyz` answers 503 for
+    /// `listen.drain_seconds` while requests are still served, then the listener closes, the
+    /// requests in flight finish, and every service stops (the ``Drain`` is registered last,
+    /// so it is the first to shut down).
     public func run() async throws {
-        try await application.runService()
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [application, drain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
     }
 }

@@ -36,6 +36,9 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// A request must be read whole within this long of its head (`listen.request_timeout_seconds`).
     public var requestTimeout: Duration
+    /// After SIGTERM, how long `/readyz` answers 503 while requests are still served, before
+    /// the listener closes (`listen.drain_seconds`; ``Drain``).
+    public var drainDelay: Duration
     /// The time every service reads (tests set it by hand).
     public var clock: any WallClock
     /// Networks outbound requests (IdP JWKS and user-info, webhooks) may reach although
@@ -54,8 +57,10 @@ public struct ServerConfiguration: Sendable {
         masterKey: MasterKey, passwordHashing: ScryptParameters = .standard, abuseGuard: AbuseGuard = AbuseGuard(),
         keyRotationPeriod: Duration = .seconds(30 * 86_400), jwksMaxAgeSeconds: Int = 300, trustedProxies: [IPNetwork] = [],
         idleTimeout: Duration = .seconds(75), requestTimeout: Duration = .seconds(30), clock: any WallClock,
-        outboundAllowedNetworks: [IPNetwork] = [], emailDelivery: EmailDeliveryService.Configuration = .init()
+        outboundAllowedNetworks: [IPNetwork] = [], emailDelivery: EmailDeliveryService.Configuration = .init(),
+        drainDelay: Duration = .zero
     ) {
+        self.drainDelay = drainDelay
         self.projectId = projectId
         self.publicURL = publicURL
         self.host = host

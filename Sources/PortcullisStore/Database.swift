@@ -1,44 +1,133 @@
 public import Logging
 import PortcullisCore
 public import PostgresNIO
+public import ServiceLifecycle
 import Synchronization
 
-/// The PostgreSQL pool every repository shares, with the gauges `/metrics` shows.
+/// The PostgreSQL pool every repository shares, on the server that accepts writes, with the
+/// gauges `/metrics` shows.
 ///
-/// A thin wrapper over `PostgresClient` (which must be run as a service) that
-/// counts leased connections, so operators can see pool pressure, and fails fast
-/// while PostgreSQL is known to be gone (DESIGN.md §6).
+/// Run as a service, it finds the server that takes writes among ``DatabaseSettings/endpoints``
+/// (libpq's `target_session_attrs=read-write`: each is asked `SHOW transaction_read_only`),
+/// makes a `PostgresClient` pool on it, and keeps it until that server is found gone: the
+/// listener's connection dropped, a call outlived `database.request_timeout`, or a write met
+/// a read-only server (a standby after a failover) — the first two are confirmed by asking
+/// the server again. Then requests answer 503 at once while it searches again, and a new pool
+/// (the pool's configuration unchanged) takes over on the server found; the old one is shut
+/// down. One server or several, a restart or a failover, the same path: a fresh pool connects
+/// at once, where a pool that lost its server would retry on a backoff grown to seconds.
 ///
 /// The pool itself would keep a request waiting for a connection until its circuit
 /// breaker trips, a minute after connecting started to fail. The ``InvalidationListener``'s
 /// connection is the canary instead: the moment it drops, requests get
 /// `AuthError(.unavailable)` (503) without waiting, until the listener is back, which
-/// it is as soon as the pool can connect again.
-public final class Database: Sendable {
-    /// The underlying pool; add it to the service group.
-    public let client: PostgresClient
-    /// The settings it was made from (the LISTEN connection reuses them).
+/// it is as soon as a pool can connect again. It counts leased connections, so operators can
+/// see pool pressure, and fails fast while PostgreSQL is known to be gone (DESIGN.md §6).
+public final class Database: Service, Sendable {
+    /// The settings it was made from.
     public let settings: DatabaseSettings
     /// This instance's caches: what its transactions announce reaches them as each commits.
     public let subscribers = InvalidationSubscribers()
     let logger: Logger
+    /// The pools' own logger, at `error`: they log every connection attempt at info (twenty
+    /// lines for one unreachable server) and a lease before their `run` starts (the moment a
+    /// new pool is installed) as a warning. The listener and the search report an outage
+    /// once, by name (`InvalidationListener`, ``findWritableServer()``).
+    private let poolLogger: Logger
     private let inUse = Counter()
     private let reachable = Atomic<Bool>(true)
+    private let slot = PoolSlot()
+    private let suspicions = AsyncStream.makeStream(of: Suspicion.self, bufferingPolicy: .bufferingNewest(16))
 
-    /// Creates the pool (not yet running).
+    /// Creates the database (no pool until it runs).
     public init(settings: DatabaseSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
-        // The pool logs every connection attempt at info: twenty lines for one unreachable
-        // server. The listener reports the outage once, by name (`InvalidationListener`).
-        var background = logger
-        background.logLevel = max(logger.logLevel, .warning)
-        self.client = PostgresClient(configuration: settings.clientConfiguration, backgroundLogger: background)
+        var poolLogger = logger
+        poolLogger.logLevel = max(logger.logLevel, .error)
+        self.poolLogger = poolLogger
     }
 
-    /// Runs the pool until the task is cancelled (for one-shot commands; daemons run `client` as a service).
+    /// Finds the server that takes writes, runs a pool on it, and moves to another when it is
+    /// found gone, until cancelled or gracefully shut down (a service of the daemon; one-shot
+    /// commands run it in a task of their own).
     public func run() async {
-        await client.run()
+        await cancelWhenGracefulShutdown { await self.runPools() }
+    }
+
+    private func runPools() async {
+        await withDiscardingTaskGroup { group in
+            var suspicions = self.suspicions.stream.makeAsyncIterator()
+            var generation = 0
+            while let endpoint = await findWritableServer() {
+                generation += 1
+                let pool = Pool(
+                    endpoint: endpoint,
+                    client: PostgresClient(configuration: settings.clientConfiguration(for: endpoint), backgroundLogger: poolLogger),
+                    generation: generation)
+                let retirement = AsyncStream.makeStream(of: Never.self)
+                group.addTask {
+                    // Ends when the pool is retired (its stream finishes) or the database stops.
+                    await withDiscardingTaskGroup { running in
+                        running.addTask { await pool.client.run() }
+                        for await _ in retirement.stream {}
+                        running.cancelAll()
+                    }
+                }
+                slot.install(pool)
+                setReachable(true)
+                guard await waitUntilGone(pool, suspicions: &suspicions) else { break }
+                setReachable(false)
+                slot.clear()
+                // Its server is gone or read-only: what it still runs would fail or time out anyway.
+                retirement.continuation.finish()
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Waits until `pool`'s server is found gone (`true`), or the database stops (`false`).
+    private func waitUntilGone(_ pool: Pool, suspicions: inout AsyncStream<Suspicion>.Iterator) async -> Bool {
+        while let suspicion = await suspicions.next() {
+            guard suspicion.generation == pool.generation else { continue }
+            if case .readOnly = suspicion.kind {
+                logger.warning(
+                    "the PostgreSQL server no longer accepts writes; looking for the one that does",
+                    metadata: ["database": "\(pool.endpoint)"])
+                return true
+            }
+            // A dropped connection or a slow call: gone only if the server says so too. A server
+            // refusing one more connection (too many clients) is alive: its pool keeps working.
+            let check = await check(pool.endpoint)
+            switch check {
+            case .writable: continue
+            case .unreachable(let error) where DatabaseErrors.isOverloaded(error): continue
+            case .readOnly, .unreachable:
+                logger.warning(
+                    "lost the PostgreSQL server; looking for the one that accepts writes",
+                    metadata: ["database": "\(pool.endpoint)", "reason": "\(check.describe(tls: settings.effectiveTLSMode))"])
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Reports what a caller of `pool` saw; ``run()`` decides whether its server is gone.
+    func suspect(_ kind: Suspicion.Kind, of pool: Pool) {
+        suspicions.continuation.yield(Suspicion(kind: kind, generation: pool.generation))
+    }
+
+    /// The listener lost its connection to `pool`'s server: requests answer 503 until it
+    /// listens again, unless a newer pool has already taken over.
+    func listenerLost(_ pool: Pool) {
+        if slot.current?.generation == pool.generation { setReachable(false) }
+        suspect(.lost, of: pool)
+    }
+
+    /// The pool on the server that takes writes, waiting while there is none (at start-up, or
+    /// during a search); for work that is no request: migrations, the listener, tests.
+    public func pool() async throws -> Pool {
+        try await slot.pool()
     }
 
     /// The database time left to the request being served, set by the HTTP layer for each
@@ -72,9 +161,9 @@ public final class Database: Sendable {
     public func withConnection<Result: Sendable>(
         function: String = #function, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await bounded(function) { [client, logger] leased in
+        try await bounded(function) { [logger] pool, leased in
             do {
-                return try await client.withConnection { connection in
+                return try await pool.client.withConnection { connection in
                     leased.hold(connection)
                     do {
                         return try await body(connection)
@@ -83,6 +172,7 @@ public final class Database: Sendable {
                     }
                 }
             } catch let failure as BodyFailure {
+                if DatabaseErrors.isReadOnly(failure.error) { self.suspect(.readOnly, of: pool) }
                 throw DatabaseErrors.translate(failure.error, logger: logger)
             } catch {
                 throw DatabaseErrors.translateLease(error, logger: logger)
@@ -116,25 +206,27 @@ public final class Database: Sendable {
         // the body threw after announcing): dropping an entry that is still current costs
         // one reload, keeping a stale one would serve it.
         defer { subscribers.deliver(announcements.take()) }
-        return try await bounded(function) { [client, logger] leased in
+        return try await bounded(function) { [logger] pool, leased in
             do {
-                return try await client.withTransaction(logger: logger) { connection in
+                return try await pool.client.withTransaction(logger: logger) { connection in
                     leased.hold(connection)
                     return try await body(Transaction(connection: connection, announcements: announcements))
                 }
             } catch let error as PostgresTransactionError {
-                throw DatabaseErrors.translate(
-                    error.closureError ?? error.beginError ?? error.commitError ?? error, logger: logger)
+                let cause = error.closureError ?? error.beginError ?? error.commitError ?? error
+                if DatabaseErrors.isReadOnly(cause) { self.suspect(.readOnly, of: pool) }
+                throw DatabaseErrors.translate(cause, logger: logger)
             } catch {
                 throw DatabaseErrors.translateLease(error, logger: logger)
             }
         }
     }
 
-    /// Runs `call` (which leases a connection and records it in its argument) within the
-    /// request timeout, counting it as a leased connection while it runs.
+    /// Runs `call` (which leases a connection from the pool it is given and records it in its
+    /// second argument) within the request timeout, counting it as a leased connection while
+    /// it runs. A call that outlives the timeout makes its server suspect.
     private func bounded<Result: Sendable>(
-        _ function: String, _ call: @escaping @Sendable (LeasedConnection) async throws -> Result
+        _ function: String, _ call: @escaping @Sendable (Pool, LeasedConnection) async throws -> Result
     ) async throws -> Result {
         try admit()
         let budget = Self.requestBudget?.remaining(of: settings.requestTimeout) ?? settings.requestTimeout
@@ -150,10 +242,13 @@ public final class Database: Sendable {
         do {
             return try await CallDeadline.run(
                 within: budget,
-                { [inUse] in
+                { [inUse, slot] in
                     inUse.value.add(1, ordering: .relaxed)
                     defer { inUse.value.subtract(1, ordering: .relaxed) }
-                    return try await call(leased)
+                    // Waits only before the first pool exists: during a search requests are refused at `admit`.
+                    let pool = try await slot.pool()
+                    leased.use(pool)
+                    return try await call(pool, leased)
                 },
                 expire: { [logger, settings] in
                     // The function names the statement; its parameters never reach a log.
@@ -161,8 +256,9 @@ public final class Database: Sendable {
                         "database call exceeded database.request_timeout; answering 503 and closing its connection",
                         metadata: [
                             "call": "\(function)", "timeout": "\(settings.requestTimeout)",
-                            "database": "\(settings.host):\(settings.port)",
+                            "database": "\(leased.pool.map { "\($0.endpoint)" } ?? "none yet")",
                         ])
+                    if let pool = leased.pool { self.suspect(.timeout, of: pool) }
                     leased.close()
                 })
         } catch is CallDeadline.Expired {
@@ -184,46 +280,38 @@ public final class Database: Sendable {
         let value = Atomic<Int>(0)
     }
 
-    /// The connection a bounded call leased, so its deadline can close it.
+    /// The pool and connection a bounded call uses, so its deadline can name the server and
+    /// close the connection.
     final class LeasedConnection: Sendable {
-        private let connection = Mutex<PostgresConnection?>(nil)
+        private let state = Mutex<(pool: Pool?, connection: PostgresConnection?)>((nil, nil))
+
+        var pool: Pool? { state.withLock { $0.pool } }
+
+        func use(_ pool: Pool) {
+            state.withLock { $0.pool = pool }
+        }
 
         func hold(_ leased: PostgresConnection) {
-            connection.withLock { $0 = leased }
+            state.withLock { $0.connection = leased }
         }
 
         /// Closes it: a query waiting on it fails, and the pool opens another.
         func close() {
-            guard let leased = connection.withLock({ $0 }) else { return }
+            guard let leased = state.withLock({ $0.connection }) else { return }
             Task { try? await leased.close() }
         }
     }
 
-    /// Opens one connection with these settings (TLS included), runs `SELECT 1` and closes it,
-    /// without the pool: the pool would keep a caller waiting until its circuit breaker trips,
-    /// a minute later. Startup calls it so a wrong address, a refused login or a server
-    /// without the TLS `database.tls` demands fails within seconds, naming the server.
+    /// Asks every server whether it takes writes, on connections of its own (TLS included),
+    /// without a pool: the pool would keep a caller waiting until its circuit breaker trips, a
+    /// minute later. Startup calls it so a wrong address, a refused login, a server without
+    /// the TLS `database.tls` demands, or only standbys, fails within seconds, naming each server.
     ///
     /// - Throws: ``DatabaseUnreachable``.
     public func probe() async throws {
-        do {
-            let connection = try await PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings.connectionConfiguration(), id: 0,
-                logger: logger
-            ).get()
-            let result: Result<Void, any Error>
-            do {
-                try await connection.query("SELECT 1", logger: logger)
-                result = .success(())
-            } catch {
-                result = .failure(error)
-            }
-            // Closing a connection we are done with cannot change the answer.
-            try? await connection.close()
-            try result.get()
-        } catch {
-            throw DatabaseUnreachable(settings: settings, underlying: error)
-        }
+        let checks = await checkAll()
+        guard !checks.contains(where: { if case .writable = $0.1 { true } else { false } }) else { return }
+        throw DatabaseUnreachable(attempts: checks.map { ($0.0, $0.1.describe(tls: settings.effectiveTLSMode)) })
     }
 
     /// Whether a trivial query succeeds.

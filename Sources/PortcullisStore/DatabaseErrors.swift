@@ -21,6 +21,11 @@ enum DatabaseErrors {
             if sqlState == "23505" { return conflict(enforcedBy: error.serverInfo?[.constraintName], logger: logger) }
             if sqlState.hasPrefix("22") { return AuthError(.invalidArgument, detail: "Invalid value") }
             if sqlState.hasPrefix("08") || sqlState.hasPrefix("57") { return AuthError(.unavailable) }
+            if sqlState == readOnlySQLState {
+                // A standby, or a primary being demoted: the database looks for the new primary.
+                logger.warning("a write reached a read-only PostgreSQL server", metadata: ["sqlstate": "\(sqlState)"])
+                return AuthError(.unavailable)
+            }
             logger.error("database error", metadata: ["sqlstate": "\(sqlState)"])
             return AuthError(.internalError)
         case .queryCancelled:
@@ -29,6 +34,20 @@ enum DatabaseErrors {
             logger.warning("database unavailable", metadata: ["error.code": "\(error.code)"])
             return AuthError(.unavailable)
         }
+    }
+
+    /// `read_only_sql_transaction`: a write sent to a server in recovery.
+    static let readOnlySQLState = "25006"
+
+    /// Whether `error` is a server refusing work for want of resources (SQLSTATE class 53:
+    /// too many connections, out of memory or disk): it is up, if busy.
+    static func isOverloaded(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState]?.hasPrefix("53") == true
+    }
+
+    /// Whether `error` is a write refused by a server in recovery (``readOnlySQLState``).
+    static func isReadOnly(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] == readOnlySQLState
     }
 
     /// The rule the unique index `constraint` enforces; another index refusing a write (ids
@@ -73,25 +92,28 @@ enum DatabaseErrors {
     }
 }
 
-/// PostgreSQL could not be reached or refused the connection; says where and why, never the password.
+/// No server of the settings takes writes: each could not be reached, refused the login, or
+/// is read-only (a standby). Says which server answered what, never the password.
 public struct DatabaseUnreachable: Error, CustomStringConvertible {
-    /// The server's address.
-    public let host: String
-    /// The server's port.
-    public let port: Int
-    /// What went wrong, in words.
-    public let reason: String
+    /// Each server tried, in the settings' order, and why it was passed over.
+    public let attempts: [(endpoint: DatabaseSettings.Endpoint, reason: String)]
 
-    init(settings: DatabaseSettings, underlying: any Error) {
-        host = settings.host
-        port = settings.port
-        reason = Self.describe(underlying, tls: settings.effectiveTLSMode)
+    init(attempts: [(endpoint: DatabaseSettings.Endpoint, reason: String)]) {
+        self.attempts = attempts
     }
 
-    public var description: String { "cannot connect to PostgreSQL at \(host):\(port): \(reason)" }
+    public var description: String {
+        if attempts.count == 1, let only = attempts.first {
+            return "cannot use PostgreSQL at \(only.endpoint): \(only.reason)"
+        }
+        return "no PostgreSQL server accepts writes: " + attempts.map { "\($0.endpoint): \($0.reason)" }.joined(separator: "; ")
+    }
 
-    private static func describe(_ error: any Error, tls: DatabaseSettings.TLSMode) -> String {
-        guard let error = error as? PSQLError else { return "\(error)" }
+    /// A failure to connect, in words.
+    static func describe(_ error: any Error, tls: DatabaseSettings.TLSMode) -> String {
+        guard let error = error as? PSQLError else {
+            return error is CallDeadline.Expired ? "no answer within \(Database.checkTimeout)" : "\(error)"
+        }
         switch error.code {
         case .sslUnsupported: return "the server does not offer TLS, which database.tls \(tls.rawValue) requires"
         case .failedToAddSSLHandler: return "TLS could not be set up"

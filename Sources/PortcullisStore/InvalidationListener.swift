@@ -5,10 +5,11 @@ import Synchronization
 
 /// Keeps this instance's caches (``Database/subscribers``) coherent with the database.
 ///
-/// Leases one pool connection for as long as it lives and `LISTEN`s on
-/// ``InvalidationEvent/channel``; when that connection drops it leases another
-/// with backoff and flushes every cache once it listens again (events may have been
-/// missed meanwhile). A periodic full flush is the safety net for anything still missed.
+/// Leases one connection of the current pool (``Database/pool()``) for as long as it lives
+/// and `LISTEN`s on ``InvalidationEvent/channel``; when that connection drops it tells the
+/// database (which checks whether its server is gone), leases another with a short
+/// backoff, from the new pool when there is one, and flushes every cache once it listens
+/// again (events may have been missed meanwhile). A periodic full flush is the safety net for anything still missed.
 ///
 /// Through an outage, the caches that forward auth verifies with are kept
 /// (``InvalidationSubscriber/keptThroughOutage``): `/v1/verify` goes on answering
@@ -60,8 +61,9 @@ public struct InvalidationListener: Service {
 
         private let state = Mutex(State())
 
-        /// Records a failure; the lines it deserves are logged (the first two of an outage).
-        func failed(_ error: any Error, database: Database, logger: Logger) {
+        /// Records a failure on `server` (nil: before any pool); the lines it deserves are
+        /// logged (the first two of an outage).
+        func failed(_ error: any Error, server: DatabaseSettings.Endpoint?, logger: Logger) {
             let (failures, started) = state.withLock { state -> (Int, Bool) in
                 let started = state.since == nil
                 if started { state.since = .now }
@@ -69,18 +71,18 @@ public struct InvalidationListener: Service {
                 return (state.failures, started)
             }
             var metadata = DatabaseErrors.describe(error)
-            metadata["database"] = "\(database.settings.host):\(database.settings.port)"
+            metadata["database"] = "\(server.map { "\($0)" } ?? "none yet")"
             if started {
                 logger.error("lost the connection to PostgreSQL; requests answer 503 UNAVAILABLE until it is back", metadata: metadata)
             } else if failures == 2 {
-                logger.warning("PostgreSQL is still unreachable; retrying, backing off to every 5 s", metadata: metadata)
+                logger.warning("PostgreSQL is still unreachable; retrying, backing off to every 0.5 s", metadata: metadata)
             } else {
                 logger.debug("PostgreSQL is still unreachable", metadata: metadata)
             }
         }
 
-        /// Records that listening works again; logs how long the outage lasted, if there was one.
-        func recovered(database: Database, logger: Logger) {
+        /// Records that listening works again, on `server`; logs how long the outage lasted, if there was one.
+        func recovered(server: DatabaseSettings.Endpoint, logger: Logger) {
             let since = state.withLock { state -> ContinuousClock.Instant? in
                 defer { state = State() }
                 return state.since
@@ -89,7 +91,7 @@ public struct InvalidationListener: Service {
             logger.notice(
                 "PostgreSQL is back; requests are served again",
                 metadata: [
-                    "database": "\(database.settings.host):\(database.settings.port)", "outage": "\(ContinuousClock.now - since)",
+                    "database": "\(server)", "outage": "\(ContinuousClock.now - since)",
                 ])
         }
     }
@@ -98,13 +100,17 @@ public struct InvalidationListener: Service {
         var backoff = Duration.milliseconds(100)
         let outage = Outage()
         while !Task.isCancelled {
+            // Waits while the database looks for the server that accepts writes.
+            var pool: Database.Pool?
             do {
-                try await database.client.withConnection { connection in
+                let current = try await database.pool()
+                pool = current
+                try await current.client.withConnection { connection in
                     try await connection.listen(on: InvalidationEvent.channel) { notifications in
                         // Anything cached before LISTEN took effect may be stale.
                         flushAll()
                         database.setReachable(true)
-                        outage.recovered(database: database, logger: logger)
+                        outage.recovered(server: current.endpoint, logger: logger)
                         backoff = .milliseconds(100)
                         logger.debug("listening for invalidations")
                         for try await notification in notifications {
@@ -118,13 +124,15 @@ public struct InvalidationListener: Service {
                 }
             } catch {
                 if !Task.isCancelled {
-                    database.setReachable(false)
-                    outage.failed(error, database: database, logger: logger)
+                    outage.failed(error, server: pool?.endpoint, logger: logger)
+                    // The database asks the server whether it is gone, and finds another if so.
+                    if let pool { database.listenerLost(pool) }
                 }
             }
             database.subscribers.invalidateAll(lostConnection: true)
             do { try await Task.sleep(for: backoff) } catch { return }
-            backoff = min(backoff * 2, .seconds(5))
+            // Short: a new pool may be waiting, and requests answer 503 until this listens again.
+            backoff = min(backoff * 2, .milliseconds(500))
         }
     }
 }

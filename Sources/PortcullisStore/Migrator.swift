@@ -27,7 +27,7 @@ public struct Migrator: Sendable {
     @discardableResult
     public func migrate() async throws -> [Int] {
         do {
-            return try await database.client.withConnection { connection in
+            return try await database.pool().client.withConnection { connection in
                 try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
                 do {
                     let applied = try await applyPending(on: connection)

@@ -64,7 +64,13 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
     var queued: Int { state.withLock { $0.waiting.count } }
 
     /// Runs `request` in the next batch (at once when a slot is free).
+    ///
+    /// Time spent queued is time waiting for a database connection: it is spent from the
+    /// request's budget (``Database/requestBudget``), so a request that queued behind batches
+    /// which then hit their deadline leads the next one with only what is left of its
+    /// `database.request_timeout`, not with all of it.
     func submit(_ request: Request) async -> Outcome {
+        let queued = ContinuousClock.now
         let ticket = await withCheckedContinuation { (continuation: CheckedContinuation<Ticket, Never>) in
             let leads = state.withLock { state in
                 guard state.leaders < maximumLeaders else {
@@ -78,7 +84,9 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
         }
         switch ticket {
         case .done(let outcome): return outcome
-        case .lead: return await lead(with: request)
+        case .lead:
+            Database.requestBudget?.spend(.now - queued)
+            return await lead(with: request)
         }
     }
 

@@ -42,6 +42,7 @@ struct Settings: Sendable, Equatable {
     var outboundAllowedNetworks: [IPNetwork] = []
     var idleTimeoutSeconds = 75
     var requestTimeoutSeconds = 30
+    var drainSeconds = 0
     /// `email.*`: the default delivery channel, sendmail, retries.
     var emailDelivery = EmailDeliveryService.Configuration()
 
@@ -77,7 +78,7 @@ struct Settings: Sendable, Equatable {
             abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
             trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
             requestTimeout: .seconds(requestTimeoutSeconds), clock: SystemClock(), outboundAllowedNetworks: outboundAllowedNetworks,
-            emailDelivery: emailDelivery)
+            emailDelivery: emailDelivery, drainDelay: .seconds(drainSeconds))
     }
 }
 
@@ -220,15 +221,27 @@ struct SettingsLoader {
         if let databaseURL = string("database.url") {
             guard let parsed = DatabaseSettings(url: databaseURL, maximumConnections: maxConnections) else {
                 throw SettingsError(
-                    key: "database.url", reason: "must be postgres://user[:password]@host[:port]/name[?sslmode=disable|prefer|require]")
+                    key: "database.url",
+                    reason: "must be postgres://user[:password]@host[:port][,host[:port]…]/name[?sslmode=disable|prefer|require]")
             }
             database = parsed
         } else {
-            guard let dbHost = string("database.host") else {
-                throw SettingsError(key: "database.url", reason: "is required (or database.host, user and name)")
+            let port = try int("database.port", default: 5432, range: 1...65535)
+            var endpoints: [DatabaseSettings.Endpoint] = []
+            for entry in list("database.hosts") {
+                guard let endpoint = DatabaseSettings.Endpoint(entry, defaultPort: port) else {
+                    throw SettingsError(key: "database.hosts", reason: "\(entry) is not host[:port]")
+                }
+                endpoints.append(endpoint)
+            }
+            if endpoints.isEmpty, let host = string("database.host") {
+                endpoints = [DatabaseSettings.Endpoint(host: host, port: port)]
+            }
+            guard !endpoints.isEmpty else {
+                throw SettingsError(key: "database.url", reason: "is required (or database.host or hosts, user and name)")
             }
             guard let user = string("database.user") else {
-                throw SettingsError(key: "database.user", reason: "is required with database.host")
+                throw SettingsError(key: "database.user", reason: "is required with database.host or hosts")
             }
             var password: String?
             if let passwordFile = string("database.password_file") {
@@ -238,8 +251,8 @@ struct SettingsLoader {
                 password = contents.trimmingCharacters(in: .newlines)
             }
             database = DatabaseSettings(
-                host: dbHost, port: try int("database.port", default: 5432, range: 1...65535), user: user,
-                password: password, database: string("database.name") ?? user, maximumConnections: maxConnections)
+                endpoints: endpoints, user: user, password: password, database: string("database.name") ?? user,
+                maximumConnections: maxConnections)
         }
         database.requestTimeout = .seconds(try int("database.request_timeout", default: 5, range: 1...300))
         if let tls = string("database.tls") {
@@ -308,6 +321,6 @@ struct SettingsLoader {
             trustedProxies: trustedProxies, outboundAllowedNetworks: outboundAllowedNetworks,
             idleTimeoutSeconds: try int("listen.idle_timeout_seconds", default: 75, range: 1...3600),
             requestTimeoutSeconds: try int("listen.request_timeout_seconds", default: 30, range: 1...3600),
-            emailDelivery: email)
+            drainSeconds: try int("listen.drain_seconds", default: 0, range: 0...300), emailDelivery: email)
     }
 }

@@ -163,7 +163,7 @@ struct AuthHarness: Sendable {
 
     /// The number of rows `sql` (a `SELECT count(*)`) counts.
     func count(_ query: PostgresQuery) async throws -> Int64 {
-        let rows = try await database.client.query(query)
+        let rows = try await database.pool().client.query(query)
         for try await count in rows.decode(Int64.self) { return count }
         return 0
     }

@@ -35,7 +35,7 @@ struct ImportedPasswordSignInTests {
             let user = try await harness.signUp("user1@test.com", "user1password", tenant: tenant).user
             // As an import would store it (the import endpoint comes later).
             let imported = try Self.firebaseHash()
-            try await harness.database.client.query(
+            try await harness.database.pool().client.query(
                 "UPDATE users SET password_hash = \(imported) WHERE tenant_id = \(tenant) AND uid = \(user.uid)")
             await #expect(throws: AuthError(.invalidPassword)) {
                 try await harness.signIn("user1@test.com", "user1Password", tenant: tenant)

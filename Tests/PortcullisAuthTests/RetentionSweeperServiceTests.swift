@@ -22,7 +22,7 @@ struct RetentionSweeperServiceTests {
     /// The session ids still stored for `tenant`.
     static func stored(_ harness: AuthHarness, tenant: String) async throws -> Set<String> {
         var ids: Set<String> = []
-        let rows = try await harness.database.client.query("SELECT session_id FROM refresh_sessions WHERE tenant_id = \(tenant)")
+        let rows = try await harness.database.pool().client.query("SELECT session_id FROM refresh_sessions WHERE tenant_id = \(tenant)")
         for try await id in rows.decode(String.self) { ids.insert(id) }
         return ids
     }

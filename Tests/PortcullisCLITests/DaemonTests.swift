@@ -61,6 +61,10 @@ struct DaemonTests {
                 ["migrate", "--project-id", "p", "--database-url", "postgres://u@127.0.0.1/d"],
                 ["PORTCULLIS_LISTEN_IDLE_TIMEOUT_SECONDS": "0"], "listen.idle_timeout_seconds"
             ),
+            (
+                ["migrate", "--project-id", "p"], ["PORTCULLIS_DATABASE_HOSTS": "h1, h2:x", "PORTCULLIS_DATABASE_USER": "u"],
+                "database.hosts"
+            ),
         ])
     func configErrors(arguments: [String], environment: [String: String], key: String) async throws {
         let result = try await DaemonProcess.run(arguments, environment: environment)
@@ -78,9 +82,17 @@ struct DaemonTests {
         #expect(withoutTLS.status != 0)
         #expect(
             withoutTLS.stderr.contains("\(settings.host):\(settings.port)") && withoutTLS.stderr.contains("TLS"), "\(withoutTLS.stderr)")
+        // Several servers (database.hosts): a dead one first is passed over for the one that takes writes.
+        let twoHosts = try await DaemonProcess.run(
+            ["migrate", "--project-id", "p"],
+            environment: [
+                "PORTCULLIS_DATABASE_HOSTS": "127.0.0.1:1, \(settings.host):\(settings.port)", "PORTCULLIS_DATABASE_USER": settings.user,
+                "PORTCULLIS_DATABASE_NAME": settings.database,
+            ])
+        #expect(twoHosts.status == 0, "\(twoHosts.stderr)")
         let nobody = try await DaemonProcess.run(["migrate", "--project-id", "p", "--database-url", "postgres://u:pw-secret@127.0.0.1:1/d"])
         #expect(nobody.status != 0)
-        #expect(nobody.stderr.contains("cannot connect to PostgreSQL at 127.0.0.1:1"), "\(nobody.stderr)")
+        #expect(nobody.stderr.contains("cannot use PostgreSQL at 127.0.0.1:1"), "\(nobody.stderr)")
         #expect(!nobody.stderr.contains("pw-secret"))
         #expect(ContinuousClock.now - started < .seconds(30))
     }
@@ -200,6 +212,35 @@ struct DaemonTests {
     }
 
     /// POSTs JSON with a bearer credential; the answer's status.
+    static func get(_ url: String) async throws -> Int {
+        guard let target = URL(string: url) else { throw TestSetupError("bad URL \(url)") }
+        let (_, response) = try await URLSession.shared.data(from: target)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    @Test("SIGTERM drains: /readyz answers 503 at once while requests are still served for listen.drain_seconds, then it exits 0")
+    func drain() async throws {
+        let settings = try await TestDatabase.create()
+        let keyFile = NSTemporaryDirectory() + "portcullis-\(UUID().uuidString).key"
+        try String(repeating: "ef", count: 32).write(toFile: keyFile, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: keyFile) }
+        let daemon = try DaemonProcess(
+            ["serve", "--project-id", "drain", "--database-url", Self.url(settings), "--listen-port", "0"],
+            environment: ["PORTCULLIS_MASTER_KEY_FILE": keyFile, "PORTCULLIS_LISTEN_DRAIN_SECONDS": "3"])
+        let base = "http://127.0.0.1:\(try await daemon.listeningPort())"
+        #expect(try await Self.get(base + "/readyz") == 200)
+        let signalled = ContinuousClock.now
+        daemon.signal(SIGTERM)
+        let draining = try await eventually(within: .seconds(2)) { (try? await Self.get(base + "/readyz")) == 503 }
+        #expect(draining != nil, "stderr: \(daemon.stderr)")
+        // A proxy that has not noticed yet is still served.
+        #expect(try await Self.get(base + "/healthz") == 200)
+        #expect(try await Self.get(base + "/v1/projects/drain/jwks") == 200)
+        #expect(try await daemon.wait(timeout: .seconds(30)) == 0, "stderr: \(daemon.stderr)")
+        #expect(ContinuousClock.now - signalled >= .seconds(3))
+        await #expect(throws: (any Error).self) { try await Self.get(base + "/healthz") }
+    }
+
     static func post(_ url: String, _ json: String, bearer: String) async throws -> Int {
         guard let target = URL(string: url) else { throw TestSetupError("bad URL \(url)") }
         var request = URLRequest(url: target)

@@ -19,7 +19,7 @@ struct DatabaseOutageTests {
             let tenant = try await gateway.createTenant(#"{"displayName":"outage","allowPasswordSignup":true}"#)
             // The listener's connection is the canary; wait until it is LISTENing.
             func listeners() async throws -> Int {
-                let rows = try await database.client.query(
+                let rows = try await database.pool().client.query(
                     "SELECT count(*)::int8 FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
                 var count: Int64 = 0
                 for try await (value) in rows.decode(Int64.self) { count = value }
@@ -37,7 +37,7 @@ struct DatabaseOutageTests {
             #expect(try await gateway.send(.get, "/readyz").status == .serviceUnavailable)
 
             // Drop the listener's connection for real: it reconnects and reopens the gate.
-            let terminated = try await database.client.query(
+            let terminated = try await database.pool().client.query(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
             for try await (done) in terminated.decode(Bool.self) { #expect(done) }
             #expect(try await eventually { database.isReachable } != nil)

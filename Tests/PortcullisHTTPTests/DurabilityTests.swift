@@ -106,11 +106,24 @@ struct DurabilityTests {
         var statuses: [Int: Int] = [:]
         var slowest: Duration = .zero
         var signedUp: [String] = []
+        /// Anonymous accounts acknowledged, by uid.
+        var anonymous: [String] = []
         var sessions: [String] = []
+        /// When each successful answer came.
+        var successes: [ContinuousClock.Instant] = []
 
-        func record(_ status: Int, _ elapsed: Duration) {
+        /// What the slowest answer was for, for the failure message.
+        var slowestRequest = ""
+
+        func record(_ status: Int, _ elapsed: Duration, _ request: String) {
             statuses[status, default: 0] += 1
-            slowest = max(slowest, elapsed)
+            if elapsed > slowest { (slowest, slowestRequest) = (elapsed, "\(request), \(status)") }
+            if status == 200 { successes.append(.now) }
+        }
+
+        /// The first successful answer after `instant`.
+        func firstSuccess(after instant: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+            successes.filter { $0 > instant }.min()
         }
 
         /// A sign-up answered 200; its session is checked too unless the load goes on using it.
@@ -119,22 +132,39 @@ struct DurabilityTests {
             if let refreshToken { sessions.append(refreshToken) }
         }
 
+        /// An anonymous sign-up answered 200; its session is checked too unless the load goes on using it.
+        func acknowledgeAnonymous(_ uid: String, refreshToken: String?) {
+            anonymous.append(uid)
+            if let refreshToken { sessions.append(refreshToken) }
+        }
+
         func acknowledgeSession(_ refreshToken: String) { sessions.append(refreshToken) }
+
+        /// What every fault test expects: only 200s and 503s, the `fault` biting, no answer
+        /// past the timeout + 1 s, and every acknowledged write stored (``expectStored(through:tenant:)``).
+        func expectSurvived(_ fault: String, timeout: Duration, through gateway: TestGateway, tenant: String) async throws {
+            #expect(Set(statuses.keys).isSubset(of: [200, 503]), "\(statuses)")
+            #expect((statuses[503] ?? 0) > 0, "the \(fault) must bite: \(statuses)")
+            #expect(slowest <= timeout + .seconds(1), "slowest answer \(slowest) (\(slowestRequest))")
+            try await expectStored(through: gateway, tenant: tenant)
+        }
 
         /// Once the database is back: every acknowledged account exists, and every
         /// acknowledged refresh token is its session's current one (it refreshes).
         func expectStored(through gateway: TestGateway, tenant: String) async throws {
             let database = gateway.server.database
             #expect(try await eventually { database.isReachable } != nil)
-            let emails = signedUp
+            let (emails, uids) = (signedUp, anonymous)
             let stored = try await database.withConnection { connection in
                 let rows = try await connection.query(
-                    "SELECT count(*) FROM users WHERE tenant_id = \(tenant) AND email = ANY(\(emails))", logger: TestDatabase.logger)
+                    "SELECT count(*) FROM users WHERE tenant_id = \(tenant) AND (email = ANY(\(emails)) OR uid = ANY(\(uids)))",
+                    logger: TestDatabase.logger)
                 var count: Int64 = -1
                 for try await value in rows.decode(Int64.self) { count = value }
                 return count
             }
-            #expect(stored == Int64(emails.count), "\(emails.count) sign-ups acknowledged, \(stored) stored")
+            let acknowledged = emails.count + uids.count
+            #expect(stored == Int64(acknowledged), "\(acknowledged) sign-ups acknowledged, \(stored) stored")
             for token in sessions {
                 var answer = try await gateway.refresh(token)
                 for _ in 0..<20 where answer.status == .serviceUnavailable {
@@ -187,13 +217,13 @@ struct DurabilityTests {
                                 let email = "load-\(worker)-\(step)@example.com"
                                 let answer = try await gateway.endUser(
                                     "accounts:signUp", ["email": .string(email), "password": "correct horse"], tenant: tenant)
-                                await ledger.record(answer.status.code, clock.now - start)
+                                await ledger.record(answer.status.code, clock.now - start, "sign-up")
                                 if answer.status == .ok, case .string(let token)? = try answer.json().value(at: ["refreshToken"]) {
                                     await ledger.acknowledgeSignUp(email, refreshToken: token)
                                 }
                             case 1:
                                 let answer = try await gateway.refresh(chain)
-                                await ledger.record(answer.status.code, clock.now - start)
+                                await ledger.record(answer.status.code, clock.now - start, "refresh")
                                 if answer.status == .ok, case .string(let token)? = try answer.json().value(at: ["refresh_token"]) {
                                     chain = token
                                 }
@@ -202,7 +232,7 @@ struct DurabilityTests {
                                     "accounts:signInWithPassword",
                                     ["email": .string("seed\(worker)@example.com"), "password": "correct horse"],
                                     tenant: tenant)
-                                await ledger.record(answer.status.code, clock.now - start)
+                                await ledger.record(answer.status.code, clock.now - start, "sign-in")
                                 if answer.status == .ok, case .string(let token)? = try answer.json().value(at: ["refreshToken"]) {
                                     await ledger.acknowledgeSession(token)
                                 }
@@ -228,15 +258,10 @@ struct DurabilityTests {
     func crashedServer() async throws {
         let timeout = Duration.seconds(2)
         try await PrivatePostgreSQL.run { cluster in
-            let server = try TestGateway.make(settings: cluster.settings) { $0.database.requestTimeout = timeout }
-            try await server.application.test(.router) { client in
-                let (_, secret) = try await server.services.adminKeys.create(displayName: "test", scope: .project, actor: "test")
-                let gateway = TestGateway(server: server, client: client, projectKey: secret)
-                let tenant = try await gateway.createTenant(
-                    #"{"allowPasswordSignup":true,"scryptParameters":{"logN":10,"r":1,"p":1}}"#)
+            try await Self.withGateway(cluster.settings, timeout: timeout) { gateway in
+                let tenant = try await gateway.createTenant(#"{"enableAnonymousUser":true}"#)
                 let ledger = Ledger()
-                let clock = ContinuousClock()
-                let end = clock.now + .seconds(5)
+                let end = ContinuousClock.now + .seconds(5)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         try await Task.sleep(for: .seconds(1))
@@ -244,43 +269,10 @@ struct DurabilityTests {
                         try await Task.sleep(for: .milliseconds(500))
                         try await cluster.start()
                     }
-                    for worker in 0..<6 {
-                        group.addTask {
-                            var step = 0
-                            var chain: String?
-                            while clock.now < end {
-                                step += 1
-                                let start = clock.now
-                                if let token = chain, step % 2 == 0 {
-                                    let answer = try await gateway.refresh(token)
-                                    await ledger.record(answer.status.code, clock.now - start)
-                                    if answer.status == .ok, case .string(let next)? = try answer.json().value(at: ["refresh_token"]) {
-                                        chain = next
-                                    }
-                                } else {
-                                    let email = "crash-\(worker)-\(step)@example.com"
-                                    let answer = try await gateway.endUser(
-                                        "accounts:signUp", ["email": .string(email), "password": "correct horse"], tenant: tenant)
-                                    await ledger.record(answer.status.code, clock.now - start)
-                                    if answer.status == .ok, case .string(let token)? = try answer.json().value(at: ["refreshToken"]) {
-                                        // The first session becomes this worker's refresh chain, checked at its end.
-                                        await ledger.acknowledgeSignUp(email, refreshToken: chain == nil ? nil : token)
-                                        chain = chain ?? token
-                                    }
-                                }
-                                if step % 8 == 0 { try await Task.sleep(for: .milliseconds(20)) }
-                            }
-                            if let chain { await ledger.acknowledgeSession(chain) }
-                        }
-                    }
+                    group.addTask { try await Self.load(gateway, tenant: tenant, ledger: ledger, until: end) }
                     try await group.waitForAll()
                 }
-                let statuses = await ledger.statuses
-                #expect(Set(statuses.keys).isSubset(of: [200, 503]), "\(statuses)")
-                #expect((statuses[503] ?? 0) > 0, "the crash must bite: \(statuses)")
-                let slowest = await ledger.slowest
-                #expect(slowest <= timeout + .seconds(1), "slowest answer \(slowest)")
-                try await ledger.expectStored(through: gateway, tenant: tenant)
+                try await ledger.expectSurvived("crash", timeout: timeout, through: gateway, tenant: tenant)
             }
         }
     }

@@ -109,7 +109,7 @@ struct EmailDeliveryTests {
         _ outbox: EmailOutboxRepository, _ database: Database, tenant: String, lease: Duration
     ) async throws -> ClaimedMessage {
         let due: PostgresQuery = "UPDATE email_outbox SET next_attempt_at = now() WHERE tenant_id = \(tenant)"
-        for try await _ in try await database.client.query(due) {}
+        for try await _ in try await database.pool().client.query(due) {}
         guard let claimed = try await outbox.claimDue(limit: 16, lease: lease).first else {
             throw TestSetupError("no message to claim")
         }

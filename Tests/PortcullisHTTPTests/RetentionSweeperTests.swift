@@ -32,7 +32,7 @@ struct RetentionSweeperTests {
             let beforeValidSince = try await gateway.signUp("bob@example.com", tenant: tenant)
             func id(_ session: Session) -> String { String(session.refreshToken.split(separator: ".")[2]) }
             func run(_ query: PostgresQuery) async throws {
-                for try await _ in try await database.client.query(query) {}
+                for try await _ in try await database.pool().client.query(query) {}
             }
 
             // 40 days ago for everything but one of Alice's sessions; then the states to sweep.
@@ -53,7 +53,7 @@ struct RetentionSweeperTests {
             #expect(await sweeper.sweep(now: SystemClock().now()) == .init(sessions: 2))
 
             var remaining: Set<String> = []
-            let rows = try await database.client.query("SELECT session_id FROM refresh_sessions WHERE tenant_id = \(tenant)")
+            let rows = try await database.pool().client.query("SELECT session_id FROM refresh_sessions WHERE tenant_id = \(tenant)")
             for try await sessionId in rows.decode(String.self) { remaining.insert(sessionId) }
             #expect(remaining == [id(live), id(revokedRecent)])
             #expect(try await gateway.refresh(live.refreshToken).status == .ok)
@@ -71,7 +71,7 @@ struct RetentionSweeperTests {
             let database = fixture.gateway.server.database
             func count(_ query: PostgresQuery) async throws -> Int64 {
                 var value: Int64 = -1
-                for try await row in try await database.client.query(query).decode(Int64.self) { value = row }
+                for try await row in try await database.pool().client.query(query).decode(Int64.self) { value = row }
                 return value
             }
             let tenant = fixture.tenant
@@ -86,7 +86,7 @@ struct RetentionSweeperTests {
             let used = try await fixture.adminCode("VERIFY_EMAIL", email: "ada@example.com")
             #expect(try await fixture.gateway.endUser("accounts:update", ["oobCode": .string(used)], tenant: tenant).status == .ok)
             // A message still waiting for its next attempt.
-            for try await _ in try await database.client.query(
+            for try await _ in try await database.pool().client.query(
                 """
                 INSERT INTO email_outbox (tenant_id, kind, uid, recipient, next_attempt_at)
                 VALUES (\(tenant), 'VERIFY_EMAIL', \(session.uid), 'ada@example.com', now() + interval '1 day')

@@ -114,11 +114,11 @@ struct UserImportTests {
             let tenant = try await gateway.createTenant(#"{"allowPasswordSignup":true}"#)
             let database = gateway.server.database
             func run(_ query: PostgresQuery) async throws {
-                for try await _ in try await database.client.query(query) {}
+                for try await _ in try await database.pool().client.query(query) {}
             }
             func texts(_ query: PostgresQuery) async throws -> [String] {
                 var values: [String] = []
-                for try await value in try await database.client.query(query).decode(String.self) { values.append(value) }
+                for try await value in try await database.pool().client.query(query).decode(String.self) { values.append(value) }
                 return values
             }
             let stored = "SELECT uid FROM users WHERE tenant_id = \(tenant) ORDER BY uid" as PostgresQuery

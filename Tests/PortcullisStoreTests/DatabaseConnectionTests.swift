@@ -25,13 +25,24 @@ struct DatabaseConnectionTests {
     @Test("an unreachable server is reported with its address, never its password")
     func unreachable() async throws {
         var settings = try await TestDatabase.create()
-        settings.port = 1  // nothing listens there
+        let server = settings.endpoints[0]
+        settings.endpoints = [DatabaseSettings.Endpoint(host: server.host, port: 1)]  // nothing listens there
         settings.password = "s3cret-password"
         let error = await #expect(throws: DatabaseUnreachable.self) {
             try await Database(settings: settings, logger: TestDatabase.logger).probe()
         }
-        #expect(error?.description.hasPrefix("cannot connect to PostgreSQL at \(settings.host):1") == true, "\(error?.description ?? "")")
+        #expect(error?.description.hasPrefix("cannot use PostgreSQL at \(server.host):1") == true, "\(error?.description ?? "")")
         #expect(error?.description.contains("s3cret") == false)
+        // Several servers: one of them answering is enough, and the others are named when none does.
+        settings.endpoints = [DatabaseSettings.Endpoint(host: server.host, port: 1), server]
+        try await Database(settings: settings, logger: TestDatabase.logger).probe()
+        settings.endpoints = [DatabaseSettings.Endpoint(host: server.host, port: 1), DatabaseSettings.Endpoint(host: server.host, port: 2)]
+        let none = await #expect(throws: DatabaseUnreachable.self) {
+            try await Database(settings: settings, logger: TestDatabase.logger).probe()
+        }
+        #expect(
+            none?.description.hasPrefix("no PostgreSQL server accepts writes: \(server.host):1: ") == true, "\(none?.description ?? "")")
+        #expect(none?.description.contains("; \(server.host):2: ") == true, "\(none?.description ?? "")")
     }
 
     @Test("a connection closed right after checkout: every call still answers within request_timeout, and the pool recovers")
@@ -82,6 +93,25 @@ struct DatabaseConnectionTests {
         #expect(DatabaseSettings(url: "postgres://u@db.example.com/app?sslmode=sometimes") == nil)
         #expect(DatabaseSettings.TLSMode(setting: "REQUIRE") == .require)
         #expect(DatabaseSettings.TLSMode(setting: "yes") == nil)
+    }
+
+    @Test("several hosts as libpq takes them: each with its port or 5432, IPv6 in brackets, in order; malformed lists refused")
+    func severalHosts() throws {
+        let settings = try #require(
+            DatabaseSettings(
+                url: "postgresql://app:p%40ss@db1:5433,db2,[fd00::2]:6432/auth?target_session_attrs=read-write&sslmode=require"))
+        #expect(settings.endpoints.map(\.description) == ["db1:5433", "db2:5432", "[fd00::2]:6432"])
+        #expect(settings.user == "app" && settings.password == "p@ss" && settings.database == "auth")
+        #expect(settings.effectiveTLSMode == .require)
+        #expect(DatabaseSettings(url: "postgres://u@127.0.0.1:5432,localhost:5433/app")?.effectiveTLSMode == .disable)
+        #expect(DatabaseSettings(url: "postgres://u@127.0.0.1,db.example.com/app")?.effectiveTLSMode == .prefer)
+        #expect(DatabaseSettings(url: "postgres://u@h1,h2/app?target_session_attrs=primary")?.endpoints.count == 2)
+        for refused in [
+            "postgres://u@h1,,h2/app", "postgres://u@h1:0/app", "postgres://u@h1:x/app", "postgres://u@[fd00::2/app",
+            "postgres://u@h1,h2/app?target_session_attrs=read-only", "postgres://h1/app", "mysql://u@h1/app",
+        ] {
+            #expect(DatabaseSettings(url: refused) == nil, "\(refused)")
+        }
     }
 }
 

@@ -26,19 +26,53 @@ public final class PrivatePostgreSQL: Sendable {
     /// Makes a cluster in a new temporary directory, starts it, and runs `body` with it; the
     /// cluster is stopped and removed afterwards, pass or fail.
     public static func run<Result: Sendable>(_ body: (PrivatePostgreSQL) async throws -> Result) async throws -> Result {
+        let cluster = try await make()
+        return try await cluster.removed {
+            try await cluster.start()
+            _ = try await shell("pg_create_database \(cluster.port) portcullis")
+            return try await body(cluster)
+        }
+    }
+
+    /// A primary and a streaming standby of it (`pg_basebackup`), with synchronous
+    /// replication: the primary acknowledges a COMMIT once the standby has it, so promoting
+    /// the standby loses nothing acknowledged. Both are stopped and removed afterwards.
+    public static func runReplicated<Result: Sendable>(
+        _ body: (_ primary: PrivatePostgreSQL, _ standby: PrivatePostgreSQL) async throws -> Result
+    ) async throws -> Result {
+        try await run { primary in
+            let standby = try await make()
+            return try await standby.removed {
+                _ = try await shell("pg_start_standby \(standby.directory) \(standby.port) \(primary.port)")
+                _ = try await shell("pg_require_sync_standby \(primary.port)")
+                return try await body(primary, standby)
+            }
+        }
+    }
+
+    /// A cluster's directory and port, nothing made yet.
+    private static func make() async throws -> PrivatePostgreSQL {
         let directory = NSTemporaryDirectory() + "portcullis-pg-\(UUID().uuidString.prefix(8))"
         let port = try await shell("pg_free_port").trimmingCharacters(in: .whitespacesAndNewlines)
         guard let number = Int(port) else { throw TestSetupError("no free port: \(port)") }
-        let cluster = PrivatePostgreSQL(directory: directory, port: number)
-        defer {
-            _ = try? Process.run(
-                URL(fileURLWithPath: "/bin/bash"),
-                arguments: ["-c", "source \(library); pg_stop_cluster \(directory); rm -rf \(directory)"])
-        }
-        try await cluster.start()
-        _ = try await shell("pg_create_database \(number) portcullis")
-        return try await body(cluster)
+        return PrivatePostgreSQL(directory: directory, port: number)
     }
+
+    /// Runs `body`, then stops the cluster and removes its directory, pass or fail, before
+    /// returning: the next fault test must not share the machine with this one's cleanup.
+    private func removed<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+        let result: Swift.Result<Result, any Error>
+        do {
+            result = .success(try await body())
+        } catch {
+            result = .failure(error)
+        }
+        _ = try? await Self.shell("pg_stop_cluster \(directory); rm -rf \(directory)")
+        return try result.get()
+    }
+
+    /// Where it listens.
+    public var endpoint: DatabaseSettings.Endpoint { DatabaseSettings.Endpoint(host: "127.0.0.1", port: port) }
 
     /// Settings reaching the cluster's `portcullis` database.
     public var settings: DatabaseSettings {
@@ -48,6 +82,11 @@ public final class PrivatePostgreSQL: Sendable {
     /// Starts the cluster (again).
     public func start() async throws {
         _ = try await Self.shell("pg_start_cluster \(directory) \(port)")
+    }
+
+    /// Makes this standby a primary (`pg_ctl promote`), as a failover does.
+    public func promote() async throws {
+        _ = try await Self.shell("pg_promote \(directory)")
     }
 
     /// Stops it cleanly (`pg_ctl stop -m fast`): sessions end, connections are refused.

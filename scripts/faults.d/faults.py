@@ -1,7 +1,8 @@
 """Database faults under load, as scripts/faults describes; run by it, not directly.
 
 Two daemons share one private PostgreSQL. For each fault, eight workers drive a mixed load
-across both daemons while the fault happens; every acknowledged write is recorded and
+across both daemons (through HAProxy, configured as deploy/haproxy.cfg, for the rolling
+restart) while the fault happens; every acknowledged write is recorded and
 checked afterwards against the database (sign-ups, admin creates) and through the API
 (each acknowledged refresh token is its session's current one, each acknowledged sign-in's
 session refreshes, the last acknowledged toggle holds on both daemons).
@@ -23,6 +24,8 @@ PG_BIN = os.environ["FAULTS_PG_BIN"]
 WORK = os.environ["FAULTS_WORK"]
 RUNS = int(os.environ["FAULTS_RUNS"])
 PORTS = [int(os.environ["FAULTS_PORT_A"]), int(os.environ["FAULTS_PORT_B"])]
+PROXY_PORT = int(os.environ["FAULTS_PORT_PROXY"])
+DRAIN_SECONDS = 2  # listen.drain_seconds: above HAProxy's check interval (0.5 s) x fall (2)
 PROJECT = "faults"
 API_KEY = "faults-key"
 REQUEST_TIMEOUT = 2.0  # database.request_timeout of the daemons
@@ -75,7 +78,7 @@ class Daemon:
             "PORTCULLIS_API_KEYS": API_KEY, "PORTCULLIS_MASTER_KEY_FILE": f"{WORK}/master.key",
             "PORTCULLIS_LOG_LEVEL": "notice", "PORTCULLIS_PUBLIC_URL": self.base,
             "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_ACCOUNT": "0", "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_IP": "0",
-            "PORTCULLIS_LIMITS_SIGN_UPS_PER_IP": "0",
+            "PORTCULLIS_LIMITS_SIGN_UPS_PER_IP": "0", "PORTCULLIS_LISTEN_DRAIN_SECONDS": str(DRAIN_SECONDS),
         }
         # argv[0] names the work directory, so cleanup finds strays whatever happened.
         self.process = subprocess.Popen([f"{WORK}/portcullis-serve", "serve"], executable=f"{BIN}/portcullis",
@@ -95,6 +98,33 @@ class Daemon:
 
     def kill(self):
         self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self):
+        """SIGTERM, as systemctl stop sends it; returns once the daemon has drained and exited."""
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=60)
+
+
+class Proxy:
+    """HAProxy in front of both daemons, with deploy/haproxy.cfg's settings on this run's ports."""
+
+    def __init__(self, daemons):
+        self.name, self.base = "haproxy", f"http://127.0.0.1:{PROXY_PORT}"
+        with open(os.path.join(os.path.dirname(LIBRARY), "..", "..", "deploy", "haproxy.cfg")) as shipped:
+            config = shipped.read().split("\n# For a tool that takes one database address")[0]
+        config = (config.replace("127.0.0.1:8080", f"127.0.0.1:{PROXY_PORT}")
+                  .replace("127.0.0.1:8081", f"127.0.0.1:{daemons[0].port}")
+                  .replace("127.0.0.1:8082", f"127.0.0.1:{daemons[1].port}"))
+        with open(f"{WORK}/haproxy.cfg", "w") as file:
+            file.write(config)
+        self.process = subprocess.Popen(["haproxy", "-db", "-f", f"{WORK}/haproxy.cfg"],
+                                        stdout=subprocess.DEVNULL, stderr=open(f"{WORK}/haproxy.log", "a"))
+        # Both servers up: rise 2 checks 500 ms apart.
+        time.sleep(1.5)
+
+    def close(self):
+        self.process.terminate()
         self.process.wait(timeout=30)
 
 
@@ -260,9 +290,20 @@ def fault_sighup(daemons):
     return time.monotonic()
 
 
+def fault_rolling(daemons):
+    """Each instance in turn: SIGTERM, wait for it to exit, start it, wait until HAProxy sends to it again."""
+    for daemon in daemons:
+        daemon.stop()
+        daemon.start()
+        time.sleep(1.5)
+    return time.monotonic()
+
+
+# (name, inject, through the proxy): a rolling restart is measured as clients behind the proxy see it.
 FAULTS = [
-    ("restart", fault_restart), ("crash", fault_crash), ("stop 10 s", fault_stop),
-    ("terminate backends", fault_terminate), ("SIGKILL instance", fault_kill), ("SIGHUP instance", fault_sighup),
+    ("restart", fault_restart, False), ("crash", fault_crash, False), ("stop 10 s", fault_stop, False),
+    ("terminate backends", fault_terminate, False), ("SIGKILL instance", fault_kill, False),
+    ("SIGHUP instance", fault_sighup, False), ("rolling restart behind HAProxy", fault_rolling, True),
 ]
 
 ADMIN = ""
@@ -277,6 +318,7 @@ def main():
                              capture_output=True, text=True)
     ADMIN = created.stdout.strip().splitlines()[-1]
     daemons = [Daemon(PORTS[0], "a"), Daemon(PORTS[1], "b")]
+    proxy = Proxy(daemons)
     status, body = http("POST", f"{daemons[0].base}/v2/projects/{PROJECT}/tenants",
                         {"displayName": "faults", "allowPasswordSignup": True,
                          "scryptParameters": {"logN": 10, "r": 1, "p": 1}},
@@ -292,10 +334,11 @@ def main():
     log("| run | fault | writes lost | answers by status | past timeout + 1 s | slowest | writes back after |")
     log("|---|---|---|---|---|---|---|")
     for run in range(1, RUNS + 1):
-        for name, inject in FAULTS:
+        for name, inject, proxied in FAULTS:
             ledger = Ledger()
             stop = threading.Event()
-            threads = [threading.Thread(target=worker, args=(i, daemons, ledger, tenant, ADMIN, stop, chains[i]))
+            targets = [proxy, proxy] if proxied else daemons
+            threads = [threading.Thread(target=worker, args=(i, targets, ledger, tenant, ADMIN, stop, chains[i]))
                        for i in range(WORKERS)]
             for thread in threads:
                 thread.start()
@@ -316,6 +359,10 @@ def main():
             log(f"| {run} | {name} | {lost} | {statuses} | {ledger.late} | {ledger.slowest:.2f} s | {recovery} |")
             if lost or ledger.late or unanswered or any(500 <= status < 503 or status > 503 for status in ledger.statuses):
                 failed = True
+            # Behind the proxy a rolling restart fails no request at all.
+            if proxied and set(ledger.statuses) != {200}:
+                failed = True
+    proxy.close()
     sys.exit(1 if failed else 0)
 
 

@@ -39,11 +39,9 @@ pg_free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-# pg_start_cluster DIR PORT [extra postgres options]
-# Creates DIR/data on first use (role `portcullis`, trust auth on loopback) and starts it.
-pg_start_cluster() {
-    local dir="$1" port="$2" extra="${3:-}" bin
-    bin="$(pg_find_bin)"
+# pg_own_dir DIR — creates DIR for the cluster owner (the `postgres` user, when we are root).
+pg_own_dir() {
+    local dir="$1"
     mkdir -p "$dir"
     if [ "$(id -u)" -eq 0 ]; then
         id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
@@ -54,13 +52,60 @@ pg_start_cluster() {
             chmod o+x "$parent" 2>/dev/null || true
         done
     fi
+}
+
+# pg_start DIR PORT [extra postgres options] — starts the cluster in DIR/data.
+pg_start() {
+    local dir="$1" port="$2" extra="${3:-}"
+    pg_as_owner "$(pg_find_bin)/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
+        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='$dir' -c max_connections=1000 $extra" \
+        start >/dev/null || { cat "$dir/postgres.log" >&2; return 1; }
+}
+
+# pg_start_cluster DIR PORT [extra postgres options]
+# Creates DIR/data on first use (role `portcullis`, trust auth on loopback) and starts it.
+pg_start_cluster() {
+    local dir="$1" port="$2" extra="${3:-}" bin
+    bin="$(pg_find_bin)"
+    pg_own_dir "$dir"
     if [ ! -f "$dir/data/PG_VERSION" ]; then
         pg_as_owner "$bin/initdb" -D "$dir/data" -U portcullis --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
             || { cat "$dir/initdb.log" >&2; return 1; }
     fi
-    pg_as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='$dir' -c max_connections=1000 $extra" \
-        start >/dev/null || { cat "$dir/postgres.log" >&2; return 1; }
+    pg_start "$dir" "$port" "$extra"
+}
+
+# pg_start_standby DIR PORT PRIMARY_PORT — a streaming standby of the cluster on PRIMARY_PORT,
+# copied with pg_basebackup on first use (`-R`: it follows the primary), and started.
+pg_start_standby() {
+    local dir="$1" port="$2" primary="$3" bin
+    bin="$(pg_find_bin)"
+    pg_own_dir "$dir"
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+        pg_as_owner "$bin/pg_basebackup" -h 127.0.0.1 -p "$primary" -U portcullis -D "$dir/data" -X stream -R -c fast \
+            >"$dir/basebackup.log" 2>&1 || { cat "$dir/basebackup.log" >&2; return 1; }
+    fi
+    pg_start "$dir" "$port"
+}
+
+# pg_require_sync_standby PORT — the primary on PORT acknowledges a COMMIT only once a standby
+# has it (`synchronous_standby_names = '*'`); waits until one is streaming synchronously.
+pg_require_sync_standby() {
+    local port="$1" bin tries=0
+    bin="$(pg_find_bin)"
+    "$bin/psql" -h 127.0.0.1 -p "$port" -U portcullis -d postgres -qAt \
+        -c "ALTER SYSTEM SET synchronous_standby_names = '*'" -c "SELECT pg_reload_conf()" >/dev/null
+    until [ "$("$bin/psql" -h 127.0.0.1 -p "$port" -U portcullis -d postgres -qAt \
+        -c "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")" = 1 ]; do
+        tries=$((tries + 1))
+        [ "$tries" -lt 100 ] || { echo "no synchronous standby on port $port" >&2; return 1; }
+        sleep 0.1
+    done
+}
+
+# pg_promote DIR — the standby in DIR becomes a primary.
+pg_promote() {
+    pg_as_owner "$(pg_find_bin)/pg_ctl" -D "$1/data" -w -t 60 promote >/dev/null
 }
 
 pg_stop_cluster() {

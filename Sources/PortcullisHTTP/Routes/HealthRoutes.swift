@@ -3,15 +3,18 @@ import PortcullisCore
 import PortcullisStore
 import Prometheus
 
-/// `/healthz` (alive), `/readyz` (database reachable, schema current), `/metrics` (Prometheus).
+/// `/healthz` (alive), `/readyz` (not shutting down, database reachable, schema current),
+/// `/metrics` (Prometheus).
 struct HealthRoutes {
     let database: Database
     let migrator: Migrator
     let metrics: HTTPMetrics
+    let drain: Drain
 
     func register(on router: Router<PortcullisRequestContext>) {
         router.get("healthz") { _, _ in HealthStatus() }
         router.get("readyz") { _, _ in
+            guard !drain.isDraining else { throw AuthError(.unavailable, detail: "shutting down") }
             guard await database.ping() else { throw AuthError(.unavailable, detail: "database unreachable") }
             guard await migrator.isCurrent() else { throw AuthError(.unavailable, detail: "migrations pending") }
             return HealthStatus()
