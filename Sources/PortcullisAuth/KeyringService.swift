@@ -4,13 +4,14 @@ import NIOPosix
 public import PortcullisCore
 public import PortcullisCrypto
 public import PortcullisStore
+import Synchronization
 
 /// Per-tenant signing keys: built once per instance, cached, rebuilt on NOTIFY.
 ///
 /// A tenant's first key is made on first use (new tenants and the project's
-/// users alike); racing instances are serialised by an advisory lock and the
-/// loser adopts the winner's key. Private keys are opened with the master key
-/// only here.
+/// users alike), once per instance however many requests find it missing together;
+/// racing instances are serialised by an advisory lock and the loser adopts the
+/// winner's key. Private keys are opened with the master key only here.
 ///
 /// Rotation comes in two kinds. An operator's (``rotate(tenant:actor:)``) is
 /// immediate: it is what one does after a key leaks. A scheduled one
@@ -23,17 +24,25 @@ public final class KeyringService: InvalidationSubscriber {
     private let tenants: TenantSettingsCache
     private let masterKey: MasterKey
     private let cache = GuardedCache<String, Keyring>(capacity: 1_000_000)
+    /// The first keys being made, by tenant: a new tenant's first requests arrive together,
+    /// and each making an RSA key of its own would take all the cores for seconds, only for
+    /// one key to be kept.
+    private let firstKeys = Mutex<[String: Task<Void, any Error>]>([:])
     private let logger: Logger
+    private let generateKey: @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey
     /// The JWKS responses' `max-age`, in seconds.
     public let jwksMaxAgeSeconds: Int
     /// The clock keys' states are judged by.
     public let clock: any WallClock
 
-    /// A service over the key table, opening keys with `masterKey`.
+    /// A service over the key table, opening keys with `masterKey` and making new ones with
+    /// `generateKey` (``generate(_:)`` unless a test counts them).
     public init(
         keys: SigningKeyRepository, tenants: TenantSettingsCache, masterKey: MasterKey, jwksMaxAgeSeconds: Int = 300,
-        clock: any WallClock, logger: Logger
+        clock: any WallClock, logger: Logger,
+        generateKey: @escaping @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey = KeyringService.generate
     ) {
+        self.generateKey = generateKey
         self.keys = keys
         self.tenants = tenants
         self.masterKey = masterKey
@@ -57,14 +66,7 @@ public final class KeyringService: InvalidationSubscriber {
         let now = clock.now().date
         var stored = try await keys.published(tenant: tenant, at: now)
         if !stored.contains(where: { $0.retireTime == nil }) {
-            do {
-                try await keys.activate(
-                    tenant: tenant, key: seal(Self.generate(settings.signingAlgorithm), tenant: tenant),
-                    activation: .first, publishRetiredSeconds: 0, actor: "system", at: now)
-            } catch Conflict.tenantMissing {
-                // Deleted since this instance cached its settings: a tenant that is not there has no keys.
-                throw AuthError(.tenantNotFound)
-            }
+            try await makeFirstKey(tenant: tenant, algorithm: settings.signingAlgorithm, at: now)
             stored = try await keys.published(tenant: tenant, at: now)
         }
         let pending = stored.first { $0.state(at: now) == .pending }
@@ -75,13 +77,39 @@ public final class KeyringService: InvalidationSubscriber {
             next: try pending.map { (try open($0, tenant: tenant), Int64($0.signsFrom.timeIntervalSince1970.rounded(.up))) })
     }
 
+    /// Makes the tenant's first key, or waits for the one this instance is already making.
+    ///
+    /// Only the making is shared: each caller reads the keys again afterwards, so none is
+    /// handed a keyring read before an invalidation it arrived after.
+    private func makeFirstKey(tenant: TenantScope, algorithm: TenantSettings.SigningAlgorithm, at now: Date) async throws {
+        let making = firstKeys.withLock { making in
+            if let running = making[tenant.key] { return running }
+            // Unstructured, so a first caller that gives up (its client went away) does not
+            // fail the others waiting for the same key.
+            let task = Task { [self] in
+                defer { _ = firstKeys.withLock { $0.removeValue(forKey: tenant.key) } }
+                do {
+                    try await keys.activate(
+                        tenant: tenant, key: seal(generateKey(algorithm), tenant: tenant),
+                        activation: .first, publishRetiredSeconds: 0, actor: "system", at: now)
+                } catch Conflict.tenantMissing {
+                    // Deleted since this instance cached its settings: a tenant that is not there has no keys.
+                    throw AuthError(.tenantNotFound)
+                }
+            }
+            making[tenant.key] = task
+            return task
+        }
+        try await making.value
+    }
+
     /// Rotates now: a new active key in the tenant's algorithm; the old one stays
     /// published for the ID-token lifetime plus five minutes of clock skew. A key a
     /// scheduled rotation published but has not started signing with is dropped.
     public func rotate(tenant: TenantScope, actor: String) async throws -> Keyring {
         let settings = try await tenants.settings(tenant: tenant)
         try await keys.activate(
-            tenant: tenant, key: seal(Self.generate(settings.signingAlgorithm), tenant: tenant),
+            tenant: tenant, key: seal(generateKey(settings.signingAlgorithm), tenant: tenant),
             activation: .immediately, publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: actor,
             at: clock.now().date)
         // The activation's commit has dropped the cached keyring (it announces `.signingKeys`).
@@ -95,7 +123,7 @@ public final class KeyringService: InvalidationSubscriber {
     public func scheduleRotation(tenant: TenantScope, dueAfterSeconds: Int) async throws -> Bool {
         let settings = try await tenants.settings(tenant: tenant)
         let rotated = try await keys.activate(
-            tenant: tenant, key: seal(Self.generate(settings.signingAlgorithm), tenant: tenant),
+            tenant: tenant, key: seal(generateKey(settings.signingAlgorithm), tenant: tenant),
             activation: .scheduled(leadSeconds: rotationLeadSeconds, dueAfterSeconds: dueAfterSeconds),
             publishRetiredSeconds: settings.idTokenLifetimeSeconds + 300, actor: "system", at: clock.now().date)
         return rotated
@@ -109,7 +137,7 @@ public final class KeyringService: InvalidationSubscriber {
 
     /// A new key, made on NIO's blocking-work pool: an RSA-2048 key takes tens to hundreds
     /// of milliseconds of CPU, which must not hold up the threads serving requests.
-    private static func generate(_ algorithm: TenantSettings.SigningAlgorithm) async throws -> SigningKey {
+    public static func generate(_ algorithm: TenantSettings.SigningAlgorithm) async throws -> SigningKey {
         try await NIOThreadPool.singleton.runIfActive { try SigningKey.generate(algorithm) }
     }
 

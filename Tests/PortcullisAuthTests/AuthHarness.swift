@@ -242,6 +242,13 @@ final class Flag: Sendable {
     func set() { flag.withLock { $0 = true } }
 }
 
+/// A count tasks add to at once.
+final class Tally: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func increment() { count.withLock { $0 += 1 } }
+}
+
 /// A JSON body from its text.
 func json(_ text: String) throws -> JSONValue {
     try JSONValue.parse(Array(text.utf8))

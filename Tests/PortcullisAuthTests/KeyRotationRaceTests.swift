@@ -20,6 +20,25 @@ struct KeyRotationRaceTests {
         return (tenant, try kid(of: session.tokens.idToken))
     }
 
+    @Test("20 first requests of a new tenant at once on one instance: one key is made, and all of them sign with it")
+    func firstKeyMadeOnce() async throws {
+        try await AuthHarness.run { harness in
+            let tenant = TenantScope(try await harness.createTenant())
+            let made = Tally()
+            let keyrings = KeyringService(
+                keys: harness.signingKeys, tenants: harness.tenantCache, masterKey: AuthHarness.masterKey, clock: harness.clock,
+                logger: TestDatabase.logger,
+                generateKey: { algorithm in
+                    made.increment()
+                    return try await KeyringService.generate(algorithm)
+                })
+            let outcomes = try await race(20) { _ in try await keyrings.keyring(tenant: tenant).activeKid }
+            #expect(outcomes.codes().isEmpty)
+            #expect(Set(outcomes.successes()).count == 1)
+            #expect(made.value == 1, "\(made.value) keys made for one tenant")
+        }
+    }
+
     @Test("24 scheduled rotations of one due tenant on three instances at once: exactly one publishes a next key")
     func scheduledAcrossInstances() async throws {
         try await AuthHarness.run { harness in

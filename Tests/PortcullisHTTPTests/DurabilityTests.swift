@@ -259,7 +259,7 @@ struct DurabilityTests {
         let timeout = Duration.seconds(2)
         try await PrivatePostgreSQL.run { cluster in
             try await Self.withGateway(cluster.settings, timeout: timeout) { gateway in
-                let tenant = try await gateway.createTenant(#"{"enableAnonymousUser":true}"#)
+                let tenant = try await Self.loadTenant(gateway)
                 let ledger = Ledger()
                 let end = ContinuousClock.now + .seconds(5)
                 try await withThrowingTaskGroup(of: Void.self) { group in
