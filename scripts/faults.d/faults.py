@@ -1,13 +1,18 @@
 """Database faults under load, as scripts/faults describes; run by it, not directly.
 
+scripts/ha.d/ha.py imports it for the same load and checks against a Patroni cluster
+(FAULTS_DATABASE_URL and FAULTS_PSQL name it then).
+
 Two daemons share one private PostgreSQL. For each fault, eight workers drive a mixed load
 across both daemons (through HAProxy, configured as deploy/haproxy.cfg, for the rolling
 restart) while the fault happens; every acknowledged write is recorded and
 checked afterwards against the database (sign-ups, admin creates) and through the API
 (each acknowledged refresh token is its session's current one, each acknowledged sign-in's
-session refreshes, the last acknowledged toggle holds on both daemons).
+session refreshes, the last acknowledged toggle holds on both daemons, each acknowledged
+password-reset email reached the tenant's webhook).
 """
 
+import http.server
 import json
 import os
 import signal
@@ -19,8 +24,11 @@ import urllib.error
 import urllib.request
 
 BIN = os.environ["FAULTS_BIN"]
-PG_PORT = os.environ["FAULTS_PG_PORT"]
+PG_PORT = os.environ.get("FAULTS_PG_PORT", "")
 PG_BIN = os.environ["FAULTS_PG_BIN"]
+DATABASE_URL = os.environ.get("FAULTS_DATABASE_URL", f"postgres://portcullis@127.0.0.1:{PG_PORT}/faults")
+# libpq's connection string for the checks: with several hosts, the one that takes writes.
+PSQL = os.environ.get("FAULTS_PSQL", f"host=127.0.0.1 port={PG_PORT} user=portcullis dbname=faults")
 WORK = os.environ["FAULTS_WORK"]
 RUNS = int(os.environ["FAULTS_RUNS"])
 PORTS = [int(os.environ["FAULTS_PORT_A"]), int(os.environ["FAULTS_PORT_B"])]
@@ -31,6 +39,8 @@ API_KEY = "faults-key"
 REQUEST_TIMEOUT = 2.0  # database.request_timeout of the daemons
 CLIENT_TIMEOUT = 30.0  # a request still unanswered after this long is "unanswered"
 WORKERS = 8
+# Seconds each worker waits between requests (scripts/soak paces its load; the faults do not).
+PAUSE = float(os.environ.get("FAULTS_PAUSE", "0"))
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "postgres.sh")
 
 
@@ -45,7 +55,7 @@ def shell(script):
 
 def psql(sql):
     return subprocess.run(
-        [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-d", "faults", "-tAc", sql],
+        [f"{PG_BIN}/psql", PSQL, "-tAc", sql],
         check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -73,7 +83,8 @@ class Daemon:
     def start(self):
         env = {
             "PORTCULLIS_PROJECT_ID": PROJECT, "PORTCULLIS_LISTEN_PORT": str(self.port),
-            "PORTCULLIS_DATABASE_URL": f"postgres://portcullis@127.0.0.1:{PG_PORT}/faults",
+            "PORTCULLIS_DATABASE_URL": DATABASE_URL, "PORTCULLIS_OUTBOUND_ALLOWED_PRIVATE_NETWORKS": "127.0.0.0/8",
+            "PORTCULLIS_LIMITS_EMAIL_ACTIONS_PER_IP": "0",
             "PORTCULLIS_DATABASE_REQUEST_TIMEOUT": str(int(REQUEST_TIMEOUT)),
             "PORTCULLIS_API_KEYS": API_KEY, "PORTCULLIS_MASTER_KEY_FILE": f"{WORK}/master.key",
             "PORTCULLIS_LOG_LEVEL": "notice", "PORTCULLIS_PUBLIC_URL": self.base,
@@ -128,6 +139,40 @@ class Proxy:
         self.process.wait(timeout=30)
 
 
+class Webhook:
+    """The tenant's email webhook: records the address of every message delivered."""
+
+    def __init__(self):
+        received = self.received = set()
+        lock = self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                with lock:
+                    received.add(body.get("email"))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *arguments):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def missing(self, emails, wait=60):
+        """The emails among `emails` not delivered within `wait` seconds (the outbox retries)."""
+        deadline = time.monotonic() + wait
+        while True:
+            with self.lock:
+                left = [email for email in emails if email not in self.received]
+            if not left or time.monotonic() > deadline:
+                return left
+            time.sleep(0.5)
+
+
 class Ledger:
     """What the load saw and what was acknowledged."""
 
@@ -140,23 +185,40 @@ class Ledger:
         self.created = []
         self.sessions = []
         self.toggle = None
-        self.first_write_after = {}
+        self.resets = []
+        self.write_times = []
+        self.last_failure = None
 
     def record(self, status, elapsed, write):
+        now = time.monotonic()
         with self.lock:
             self.statuses[status] = self.statuses.get(status, 0) + 1
             self.slowest = max(self.slowest, elapsed)
             if elapsed > REQUEST_TIMEOUT + 1:
                 self.late += 1
-            if write and status == 200:
-                now = time.monotonic()
-                for mark, seen in list(self.first_write_after.items()):
-                    if seen is None and now >= mark:
-                        self.first_write_after[mark] = now
+            if status != 200:
+                self.last_failure = now
+            elif write:
+                self.write_times.append(now)
+
+    def writes_back(self, mark):
+        """Seconds from `mark` to the first acknowledged write after the last failed answer."""
+        with self.lock:
+            if self.last_failure is None:
+                return None
+            after = [t for t in self.write_times if t > self.last_failure]
+        return min(after) - mark if after else float("inf")
+
+    def longest_gap(self, start, end):
+        """The longest time without an acknowledged write between `start` and `end`."""
+        with self.lock:
+            marks = [start] + sorted(t for t in self.write_times if start <= t <= end) + [end]
+        return max(later - earlier for earlier, later in zip(marks, marks[1:]))
 
 
 def worker(index, daemons, ledger, tenant, admin, stop, chain):
     step = 0
+    mine = []  # this worker's acknowledged sign-ups, for its password resets
     while not stop.is_set():
         step += 1
         daemon = daemons[step % 2]
@@ -168,6 +230,7 @@ def worker(index, daemons, ledger, tenant, admin, stop, chain):
                 status, body = http("POST", f"{daemon.base}/v1/accounts:signUp?key={API_KEY}",
                                     {"email": email, "password": "correct horse", "tenantId": tenant})
                 if status == 200:
+                    mine.append(email)
                     with ledger.lock:
                         ledger.signed_up.append(email)
                         ledger.sessions.append(body["refreshToken"])
@@ -192,6 +255,14 @@ def worker(index, daemons, ledger, tenant, admin, stop, chain):
                     if status == 200:
                         with ledger.lock:
                             ledger.toggle = (time.monotonic(), value)
+                elif index % 2 == 1 and mine:
+                    # A password reset: its message goes to the outbox in the same transaction.
+                    email = mine.pop()
+                    status, _ = http("POST", f"{daemon.base}/v1/accounts:sendOobCode?key={API_KEY}",
+                                     {"requestType": "PASSWORD_RESET", "email": email, "tenantId": tenant})
+                    if status == 200:
+                        with ledger.lock:
+                            ledger.resets.append(email)
                 else:
                     uid = f"made-{index}-{step}-{time.monotonic_ns()}"
                     status, _ = http("POST", f"{daemon.base}/v1/projects/{PROJECT}/tenants/{tenant}/accounts",
@@ -204,11 +275,17 @@ def worker(index, daemons, ledger, tenant, admin, stop, chain):
         ledger.record(status, time.monotonic() - started, write=True)
         if status in (0, 503):
             time.sleep(0.05)
+        elif PAUSE:
+            time.sleep(PAUSE)
 
 
-def check(daemons, ledger, tenant, chains):
+def check(daemons, ledger, tenant, chains, webhook):
     """Counts acknowledged writes that did not survive."""
     lost = 0
+    undelivered = webhook.missing(ledger.resets)
+    if undelivered:
+        lost += len(undelivered)
+        log(f"    {len(undelivered)} acknowledged password resets never reached the webhook")
     if ledger.signed_up:
         emails = ",".join("'" + email + "'" for email in ledger.signed_up)
         stored = int(psql(f"SELECT count(*) FROM users WHERE tenant_id = '{tenant}' AND email IN ({emails})"))
@@ -309,60 +386,81 @@ FAULTS = [
 ADMIN = ""
 
 
-def main():
-    global ADMIN
-    env = dict(os.environ, PORTCULLIS_PROJECT_ID=PROJECT, PORTCULLIS_MASTER_KEY_FILE=f"{WORK}/master.key",
-               PORTCULLIS_DATABASE_URL=f"postgres://portcullis@127.0.0.1:{PG_PORT}/faults")
-    subprocess.run([f"{BIN}/portcullis", "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
-    created = subprocess.run([f"{BIN}/portcullis", "admin-keys", "create", "--name", "faults"], env=env, check=True,
-                             capture_output=True, text=True)
-    ADMIN = created.stdout.strip().splitlines()[-1]
-    daemons = [Daemon(PORTS[0], "a"), Daemon(PORTS[1], "b")]
-    proxy = Proxy(daemons)
-    status, body = http("POST", f"{daemons[0].base}/v2/projects/{PROJECT}/tenants",
-                        {"displayName": "faults", "allowPasswordSignup": True,
-                         "scryptParameters": {"logN": 10, "r": 1, "p": 1}},
-                        {"Authorization": f"Bearer {ADMIN}"})
-    tenant = body["name"].split("/")[-1]
-    chains = []
-    for index in range(WORKERS):
-        status, body = http("POST", f"{daemons[0].base}/v1/accounts:signUp?key={API_KEY}",
-                            {"email": f"seed{index}@example.com", "password": "correct horse", "tenantId": tenant})
-        chains.append([body["refreshToken"]])
+class Setup:
+    """Both daemons, the proxy in front of them, the tenant (its email webhook here), and
+    each worker's refresh chain."""
 
+    def __init__(self):
+        global ADMIN
+        env = dict(os.environ, PORTCULLIS_PROJECT_ID=PROJECT, PORTCULLIS_MASTER_KEY_FILE=f"{WORK}/master.key",
+                   PORTCULLIS_DATABASE_URL=DATABASE_URL)
+        subprocess.run([f"{BIN}/portcullis", "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
+        created = subprocess.run([f"{BIN}/portcullis", "admin-keys", "create", "--name", "faults"], env=env, check=True,
+                                 capture_output=True, text=True)
+        ADMIN = created.stdout.strip().splitlines()[-1]
+        self.daemons = [Daemon(PORTS[0], "a"), Daemon(PORTS[1], "b")]
+        self.proxy = Proxy(self.daemons)
+        self.webhook = Webhook()
+        status, body = http("POST", f"{self.daemons[0].base}/v2/projects/{PROJECT}/tenants",
+                            {"displayName": "faults", "allowPasswordSignup": True,
+                             "scryptParameters": {"logN": 10, "r": 1, "p": 1},
+                             "emailDelivery": {"channel": "WEBHOOK", "webhookUri": self.webhook.url}},
+                            {"Authorization": f"Bearer {ADMIN}"})
+        if status != 200:
+            raise SystemExit(f"tenant creation failed: {status} {body}")
+        self.tenant = body["name"].split("/")[-1]
+        self.chains = []
+        for index in range(WORKERS):
+            status, body = http("POST", f"{self.daemons[0].base}/v1/accounts:signUp?key={API_KEY}",
+                                {"email": f"seed{index}@example.com", "password": "correct horse", "tenantId": self.tenant})
+            self.chains.append([body["refreshToken"]])
+
+    HEADER = ("| run | fault | writes lost | answers by status | 5xx but 503 | past timeout + 1 s | slowest "
+              "| longest write gap | writes back after |\n|---|---|---|---|---|---|---|---|---|")
+
+    def measure(self, run, name, inject, proxied, before=3, after=6):
+        """Runs the load, injects the fault `before` seconds in, goes on `after` seconds more
+        once `inject` returns, checks, and prints the row; returns whether the fault broke a
+        promise. `inject` returns the moment writes are timed from: when the fault was over
+        (scripts/faults: the server accepts connections again) or when it began (scripts/ha:
+        the primary died)."""
+        ledger = Ledger()
+        stop = threading.Event()
+        targets = [self.proxy, self.proxy] if proxied else self.daemons
+        threads = [threading.Thread(target=worker, args=(i, targets, ledger, self.tenant, ADMIN, stop, self.chains[i]))
+                   for i in range(WORKERS)]
+        for thread in threads:
+            thread.start()
+        time.sleep(before)
+        started = time.monotonic()
+        mark = inject(self.daemons)
+        time.sleep(after)
+        ended = time.monotonic()
+        stop.set()
+        for thread in threads:
+            thread.join()
+        for daemon in self.daemons:
+            daemon.wait_ready()
+        lost = check(self.daemons, ledger, self.tenant, self.chains, self.webhook)
+        back = ledger.writes_back(mark)
+        recovery = "nothing failed" if back is None else "never" if back == float("inf") else f"{back:.2f} s"
+        unanswered = ledger.statuses.get(0, 0) if name != "SIGKILL instance" else 0
+        server_errors = sum(count for status, count in ledger.statuses.items() if status >= 500 and status != 503)
+        statuses = ", ".join(f"{status}: {count}" for status, count in sorted(ledger.statuses.items()))
+        log(f"| {run} | {name} | {lost} | {statuses} | {server_errors} | {ledger.late} | {ledger.slowest:.2f} s "
+            f"| {ledger.longest_gap(started, ended):.2f} s | {recovery} |")
+        # Behind the proxy a rolling restart fails no request at all.
+        return bool(lost or ledger.late or unanswered or server_errors or (proxied and set(ledger.statuses) != {200}))
+
+
+def main():
+    setup = Setup()
     failed = False
-    log("| run | fault | writes lost | answers by status | past timeout + 1 s | slowest | writes back after |")
-    log("|---|---|---|---|---|---|---|")
+    log(Setup.HEADER)
     for run in range(1, RUNS + 1):
         for name, inject, proxied in FAULTS:
-            ledger = Ledger()
-            stop = threading.Event()
-            targets = [proxy, proxy] if proxied else daemons
-            threads = [threading.Thread(target=worker, args=(i, targets, ledger, tenant, ADMIN, stop, chains[i]))
-                       for i in range(WORKERS)]
-            for thread in threads:
-                thread.start()
-            time.sleep(3)
-            mark = inject(daemons)
-            ledger.first_write_after[mark] = None
-            time.sleep(6)
-            stop.set()
-            for thread in threads:
-                thread.join()
-            for daemon in daemons:
-                daemon.wait_ready()
-            lost = check(daemons, ledger, tenant, chains)
-            back = ledger.first_write_after[mark]
-            recovery = f"{back - mark:.2f} s" if back else "never"
-            unanswered = ledger.statuses.get(0, 0) if name != "SIGKILL instance" else 0
-            statuses = ", ".join(f"{status}: {count}" for status, count in sorted(ledger.statuses.items()))
-            log(f"| {run} | {name} | {lost} | {statuses} | {ledger.late} | {ledger.slowest:.2f} s | {recovery} |")
-            if lost or ledger.late or unanswered or any(500 <= status < 503 or status > 503 for status in ledger.statuses):
-                failed = True
-            # Behind the proxy a rolling restart fails no request at all.
-            if proxied and set(ledger.statuses) != {200}:
-                failed = True
-    proxy.close()
+            failed = setup.measure(run, name, inject, proxied) or failed
+    setup.proxy.close()
     sys.exit(1 if failed else 0)
 
 
