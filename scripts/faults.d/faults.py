@@ -12,7 +12,7 @@ session refreshes, the last acknowledged toggle holds on both daemons, each ackn
 password-reset email reached the tenant's webhook).
 """
 
-import http.server
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import json
 import os
 import signal
@@ -146,7 +146,7 @@ class Webhook:
         received = self.received = set()
         lock = self.lock = threading.Lock()
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with lock:
@@ -158,7 +158,7 @@ class Webhook:
             def log_message(self, *arguments):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 

@@ -208,6 +208,9 @@ def run():
         ("replica lost (SIGKILL sync standby)", replica_lost, False, 10), ("primary frozen 20 s", primary_frozen, False, 10),
         ("SIGKILL instance", faults.fault_kill, False, 6), ("rolling restart behind HAProxy", faults.fault_rolling, True, 6),
     ]
+    # HA_FAULTS=frozen,failover runs only the faults whose names contain one of the words.
+    chosen = [word for word in os.environ.get("HA_FAULTS", "").split(",") if word]
+    ha_faults = [fault for fault in ha_faults if not chosen or any(word in fault[0] for word in chosen)]
     failed = False
     log(faults.Setup.HEADER)
     for run_number in range(1, faults.RUNS + 1):
