@@ -5,8 +5,9 @@ import PostgresNIO
 extension Database {
     /// What one server said when asked whether it takes writes.
     enum ServerCheck: Sendable {
-        /// It answered `transaction_read_only = off`: a primary.
-        case writable
+        /// It answered `transaction_read_only = off`: a primary, started at `since` (its
+        /// postmaster's start time, which tells two addresses of one server from two servers).
+        case writable(since: String)
         /// It answered `on`: a standby, or a primary being demoted.
         case readOnly
         /// It could not be reached in time, refused the login, or failed the query.
@@ -27,22 +28,20 @@ extension Database {
     static let checkTimeout = Duration.seconds(2)
 
     /// Asks `endpoint`, on a connection of its own, whether it takes writes (libpq's
-    /// `target_session_attrs=read-write` test: `SHOW transaction_read_only`).
+    /// `target_session_attrs=read-write` test: `transaction_read_only`), and since when it runs.
     func check(_ endpoint: DatabaseSettings.Endpoint) async -> ServerCheck {
         do {
             let configuration = try settings.connectionConfiguration(for: endpoint, connectTimeout: Self.checkTimeout)
-            let readOnly = try await CallDeadline.run(within: Self.checkTimeout) { [logger] in
+            let (readOnly, since) = try await CallDeadline.run(within: Self.checkTimeout) { [logger] in
                 let connection = try await PostgresConnection.connect(
                     on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: logger
                 ).get()
-                let answer: Result<String, any Error>
+                let answer: Result<(String, String), any Error>
                 do {
-                    var value = ""
-                    for try await setting in try await connection.query("SHOW transaction_read_only", logger: logger)
-                        .decode(String.self)
-                    {
-                        value = setting
-                    }
+                    var value = ("", "")
+                    let rows = try await connection.query(
+                        "SELECT current_setting('transaction_read_only'), pg_postmaster_start_time()::text", logger: logger)
+                    for try await row in rows.decode((String, String).self) { value = row }
                     answer = .success(value)
                 } catch {
                     answer = .failure(error)
@@ -52,7 +51,7 @@ extension Database {
                 return try answer.get()
             } expire: {
             }
-            return readOnly == "off" ? .writable : .readOnly
+            return readOnly == "off" ? .writable(since: since) : .readOnly
         } catch {
             return .unreachable(error)
         }
@@ -71,8 +70,15 @@ extension Database {
         }
     }
 
-    /// The first server, in the settings' order, that takes writes; asks again, pausing a
-    /// little longer each round (up to half a second), until one does. `nil` when cancelled.
+    /// The server that takes writes; asks again, pausing a little longer each round (up to
+    /// half a second), until exactly one does. `nil` when cancelled.
+    ///
+    /// Two servers that both take writes are a failover under way: a former primary that
+    /// came back (it was frozen, or cut off) before its manager demoted it, beside the one
+    /// promoted meanwhile. Whatever is written through the former is lost when it is
+    /// demoted and rewound, and the order of the settings says nothing about which is which,
+    /// so the search waits until only one takes writes. (Two addresses of one server are
+    /// one server: they report the same start.)
     ///
     /// Says which servers were tried and why each was passed over: once when the search
     /// starts failing, then every 10 rounds, and once when it finds one.
@@ -84,15 +90,20 @@ extension Database {
             let checks = await checkAll()
             let tried = Logger.Metadata(
                 uniqueKeysWithValues: checks.map { ("\($0.0)", .string($0.1.describe(tls: settings.effectiveTLSMode))) })
-            if let writable = checks.first(where: { if case .writable = $0.1 { true } else { false } })?.0 {
+            let writable = checks.compactMap { check -> (DatabaseSettings.Endpoint, String)? in
+                if case .writable(let since) = check.1 { (check.0, since) } else { nil }
+            }
+            if let (endpoint, _) = writable.first, Set(writable.map(\.1)).count == 1 {
                 logger.notice(
                     "writing through the PostgreSQL server that accepts writes",
-                    metadata: ["database": "\(writable)"].merging(tried) { first, _ in first })
-                return writable
+                    metadata: ["database": "\(endpoint)"].merging(tried) { first, _ in first })
+                return endpoint
             }
             if round == 1 || round % 10 == 0 {
                 logger.warning(
-                    "no PostgreSQL server accepts writes; requests answer 503 UNAVAILABLE while the search goes on",
+                    writable.isEmpty
+                        ? "no PostgreSQL server accepts writes; requests answer 503 UNAVAILABLE while the search goes on"
+                        : "several PostgreSQL servers accept writes (a failover under way); requests answer 503 UNAVAILABLE until one does",
                     metadata: tried.merging(["round": "\(round)"]) { first, _ in first })
             }
             do { try await Task.sleep(for: pause) } catch { return nil }

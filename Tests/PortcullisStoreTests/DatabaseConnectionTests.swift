@@ -45,6 +45,29 @@ struct DatabaseConnectionTests {
         #expect(none?.description.contains("; \(server.host):2: ") == true, "\(none?.description ?? "")")
     }
 
+    @Test(
+        "two servers that both accept writes (a former primary back before its demotion): nothing is served until one is left"
+    )
+    func twoWritableServers() async throws {
+        try await PrivatePostgreSQL.run { other in
+            var settings = try TestDatabase.serverSettings
+            let shared = settings.endpoints[0]
+            // Both clusters have the maintenance database and the role.
+            settings.endpoints = [other.endpoint, shared]
+            settings.requestTimeout = .seconds(1)
+            let database = Database(settings: settings, logger: TestDatabase.logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await database.run() }
+                // The first in the list would be libpq's pick; neither is taken while both take writes.
+                for _ in 0..<2 { #expect(await !database.ping()) }
+                try await other.stop()
+                #expect(try await database.pool().endpoint == shared)
+                #expect(await database.ping())
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test("a connection closed right after checkout: every call still answers within request_timeout, and the pool recovers")
     func closedAfterCheckout() async throws {
         var settings = try await TestDatabase.create()
