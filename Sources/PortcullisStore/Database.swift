@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Run as a service, it finds the server that takes writes among ``DatabaseSettings/endpoints``
 /// (libpq's `target_session_attrs=read-write`: each is asked its `transaction_read_only`, and
-/// none is taken while two different servers take writes, ``findWritableServer()``), makes a
+/// none is taken while two different servers take writes, `findWritableServer()`), makes a
 /// `PostgresClient` pool on it, and keeps it until that server is found gone: the
 /// listener's connection dropped, a call outlived `database.request_timeout`, or a write met
 /// a read-only server (a standby after a failover) — the first two are confirmed by asking
