@@ -34,8 +34,11 @@ public struct EmailDeliveryService: Service {
         public var retryMaxDelay: Duration = .seconds(3600)
         /// How often the outbox is scanned when nothing wakes the service.
         public var pollInterval: Duration = .seconds(5)
-        /// How long one attempt holds a message before another instance may claim it.
-        public var lease: Duration = .seconds(120)
+        /// How long one attempt holds a message before another instance may claim it: longer
+        /// than the slowest attempt (`sendmail`'s 30 s, a webhook's 8 s, and the database's
+        /// calls), and no longer, since a message whose attempt died with its daemon, or whose
+        /// claim committed unacknowledged through a failover, waits this long for its next.
+        public var lease: Duration = .seconds(60)
         /// Messages claimed (and delivered concurrently) at once.
         public var batchSize = 16
 

@@ -1,4 +1,4 @@
-public import PortcullisJSON
+import PortcullisJSON
 
 // The settings document, in Identity Platform's field names: what a tenant's or the project
 // config's resource carries on the wire and what the database stores. Absent fields keep

@@ -1,4 +1,4 @@
-public import PortcullisCore
+import PortcullisCore
 public import PortcullisJSON
 
 /// A compact JWS split and decoded once: header fields, claims, signature, all untrusted

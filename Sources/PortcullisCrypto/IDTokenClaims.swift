@@ -1,4 +1,4 @@
-public import PortcullisCore
+import PortcullisCore
 public import PortcullisJSON
 
 /// The claims of a Portcullis ID token (DESIGN.md §3), with an open bag of custom claims.

@@ -1,7 +1,7 @@
 import Crypto
 import CryptoExtras
 import Foundation
-public import PortcullisCore
+import PortcullisCore
 public import PortcullisJSON
 
 /// A public key that checks JWS signatures made by someone else: an identity provider's

@@ -9,7 +9,9 @@ restart) while the fault happens; every acknowledged write is recorded and
 checked afterwards against the database (sign-ups, admin creates) and through the API
 (each acknowledged refresh token is its session's current one, each acknowledged sign-in's
 session refreshes, the last acknowledged toggle holds on both daemons, each acknowledged
-password-reset email reached the tenant's webhook).
+password-reset email reached the tenant's webhook). Beside the workers, a prober asks
+`/v1/verify` through the fault: forward auth needs no database, so it must answer 200
+throughout.
 """
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,6 +43,8 @@ CLIENT_TIMEOUT = 30.0  # a request still unanswered after this long is "unanswer
 WORKERS = 8
 # Seconds each worker waits between requests (scripts/soak paces its load; the faults do not).
 PAUSE = float(os.environ.get("FAULTS_PAUSE", "0"))
+# Every answer of each fault, written to WORK/answers-<run>-<fault>.csv (scripts/ha with HA_KEEP).
+TRACE = bool(os.environ.get("FAULTS_TRACE"))
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "postgres.sh")
 
 
@@ -87,7 +91,9 @@ class Daemon:
             "PORTCULLIS_LIMITS_EMAIL_ACTIONS_PER_IP": "0",
             "PORTCULLIS_DATABASE_REQUEST_TIMEOUT": str(int(REQUEST_TIMEOUT)),
             "PORTCULLIS_API_KEYS": API_KEY, "PORTCULLIS_MASTER_KEY_FILE": f"{WORK}/master.key",
-            "PORTCULLIS_LOG_LEVEL": "notice", "PORTCULLIS_PUBLIC_URL": self.base,
+            "PORTCULLIS_LOG_LEVEL": "notice",
+            # One public URL for both, as behind a proxy: it is the ID tokens' issuer, so either verifies the other's.
+            "PORTCULLIS_PUBLIC_URL": f"http://127.0.0.1:{PROXY_PORT}",
             "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_ACCOUNT": "0", "PORTCULLIS_LIMITS_FAILED_SIGN_INS_PER_IP": "0",
             "PORTCULLIS_LIMITS_SIGN_UPS_PER_IP": "0", "PORTCULLIS_LISTEN_DRAIN_SECONDS": str(DRAIN_SECONDS),
         }
@@ -162,8 +168,10 @@ class Webhook:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def missing(self, emails, wait=60):
-        """The emails among `emails` not delivered within `wait` seconds (the outbox retries)."""
+    def missing(self, emails, wait=80):
+        """The emails among `emails` not delivered within `wait` seconds: a message whose
+        attempt died with its daemon (or whose claim a failover left unacknowledged) is claimed
+        again when its lease (60 s) runs out, and the outbox is polled every 5 s."""
         deadline = time.monotonic() + wait
         while True:
             with self.lock:
@@ -188,21 +196,26 @@ class Ledger:
         self.resets = []
         self.write_times = []
         self.last_failure = None
+        self.answers = []  # (sent, answered, status, what) with FAULTS_TRACE
 
-    def record(self, status, elapsed, write):
+    def record(self, status, elapsed, write, what=""):
         now = time.monotonic()
         with self.lock:
+            if TRACE:
+                self.answers.append((now - elapsed, now, status, what))
             self.statuses[status] = self.statuses.get(status, 0) + 1
             self.slowest = max(self.slowest, elapsed)
             if elapsed > REQUEST_TIMEOUT + 1:
                 self.late += 1
             if status != 200:
-                self.last_failure = now
+                # When the failed request was sent: one that waited out its deadline says writes
+                # were unavailable when it began, not when its 503 came back.
+                self.last_failure = max(self.last_failure or 0.0, now - elapsed)
             elif write:
                 self.write_times.append(now)
 
     def writes_back(self, mark):
-        """Seconds from `mark` to the first acknowledged write after the last failed answer."""
+        """Seconds from `mark` to the first acknowledged write after the last failed request was sent."""
         with self.lock:
             if self.last_failure is None:
                 return None
@@ -272,11 +285,44 @@ def worker(index, daemons, ledger, tenant, admin, stop, chain):
                             ledger.created.append(uid)
         except OSError:
             status = 0  # no answer at all (connection refused while a daemon restarts, or the client's timeout)
-        ledger.record(status, time.monotonic() - started, write=True)
+        ledger.record(status, time.monotonic() - started, write=True, what=f"{daemon.name} {kind}")
         if status in (0, 503):
             time.sleep(0.05)
         elif PAUSE:
             time.sleep(PAUSE)
+
+
+class Prober:
+    """Forward auth through the fault: `GET /v1/verify` with one ID token, alternating between
+    `targets`, as fast as one thread goes. It needs no database (the tenant's keys are cached),
+    so every answer should be 200 whatever PostgreSQL does."""
+
+    def __init__(self, targets, id_token, stop):
+        self.statuses, self.slowest = {}, 0.0
+        self.thread = threading.Thread(target=self.run, args=(targets, id_token, stop))
+        self.thread.start()
+
+    def run(self, targets, id_token, stop):
+        step = 0
+        while not stop.is_set():
+            step += 1
+            started = time.monotonic()
+            try:
+                status = http("GET", f"{targets[step % 2].base}/v1/verify",
+                              headers={"Authorization": f"Bearer {id_token}"})[0]
+            except OSError:
+                status = 0
+            self.statuses[status] = self.statuses.get(status, 0) + 1
+            self.slowest = max(self.slowest, time.monotonic() - started)
+            if status == 0:
+                time.sleep(0.05)
+
+    def summary(self):
+        self.thread.join()
+        total = sum(self.statuses.values())
+        answers = "all 200" if set(self.statuses) == {200} else ", ".join(
+            f"{status}: {count}" for status, count in sorted(self.statuses.items()))
+        return f"{total}, {answers}, slowest {self.slowest:.2f} s"
 
 
 def check(daemons, ledger, tenant, chains, webhook):
@@ -416,7 +462,7 @@ class Setup:
             self.chains.append([body["refreshToken"]])
 
     HEADER = ("| run | fault | writes lost | answers by status | 5xx but 503 | past timeout + 1 s | slowest "
-              "| longest write gap | writes back after |\n|---|---|---|---|---|---|---|---|---|")
+              "| longest write gap | writes back after | `/v1/verify` |\n|---|---|---|---|---|---|---|---|---|---|")
 
     def measure(self, run, name, inject, proxied, before=3, after=6):
         """Runs the load, injects the fault `before` seconds in, goes on `after` seconds more
@@ -427,6 +473,12 @@ class Setup:
         ledger = Ledger()
         stop = threading.Event()
         targets = [self.proxy, self.proxy] if proxied else self.daemons
+        # A fresh ID token each fault (they live an hour; a run of several rounds is longer).
+        status, body = http("POST", f"{self.daemons[0].base}/v1/accounts:signInWithPassword?key={API_KEY}",
+                            {"email": "seed0@example.com", "password": "correct horse", "tenantId": self.tenant})
+        if status != 200:
+            raise SystemExit(f"sign-in for the verify prober failed: {status} {body}")
+        prober = Prober(targets, body["idToken"], stop)
         threads = [threading.Thread(target=worker, args=(i, targets, ledger, self.tenant, ADMIN, stop, self.chains[i]))
                    for i in range(WORKERS)]
         for thread in threads:
@@ -439,18 +491,27 @@ class Setup:
         stop.set()
         for thread in threads:
             thread.join()
+        verify = prober.summary()
         for daemon in self.daemons:
             daemon.wait_ready()
         lost = check(self.daemons, ledger, self.tenant, self.chains, self.webhook)
         back = ledger.writes_back(mark)
         recovery = "nothing failed" if back is None else "never" if back == float("inf") else f"{back:.2f} s"
-        unanswered = ledger.statuses.get(0, 0) if name != "SIGKILL instance" else 0
+        if TRACE:
+            with open(f"{WORK}/answers-{run}-{name.split()[0]}.csv", "w") as file:
+                file.write("sent,answered,status,daemon and kind (seconds from the fault's start)\n")
+                for sent, answered, status, what in ledger.answers:
+                    file.write(f"{sent - started:.3f},{answered - started:.3f},{status},{what}\n")
+        killed = name == "SIGKILL instance"  # the only fault where a daemon does not answer for a while
+        unanswered = ledger.statuses.get(0, 0) if not killed else 0
         server_errors = sum(count for status, count in ledger.statuses.items() if status >= 500 and status != 503)
         statuses = ", ".join(f"{status}: {count}" for status, count in sorted(ledger.statuses.items()))
+        verify_failed = any(status != 200 and not (killed and status == 0) for status in prober.statuses)
         log(f"| {run} | {name} | {lost} | {statuses} | {server_errors} | {ledger.late} | {ledger.slowest:.2f} s "
-            f"| {ledger.longest_gap(started, ended):.2f} s | {recovery} |")
+            f"| {ledger.longest_gap(started, ended):.2f} s | {recovery} | {verify} |")
         # Behind the proxy a rolling restart fails no request at all.
-        return bool(lost or ledger.late or unanswered or server_errors or (proxied and set(ledger.statuses) != {200}))
+        return bool(lost or ledger.late or unanswered or server_errors or verify_failed
+                    or (proxied and set(ledger.statuses) != {200}))
 
 
 def main():

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -35,10 +36,18 @@ DCS = {
     "primary_start_timeout": 0,
     "synchronous_mode": True, "synchronous_mode_strict": True, "synchronous_node_count": 1,
     "postgresql": {
-        "use_pg_rewind": True, "use_slots": True,
+        # No replication slots: a new primary refuses a standby until its Patroni creates the
+        # standby's slot on its next loop, and under strict mode no commit completes meanwhile
+        # (switchovers took 5.5-6.3 s with slots, 3.2-3.4 s without; deploy/README.md).
+        # wal_keep_size below keeps the WAL a standby needs to catch up instead.
+        "use_pg_rewind": True, "use_slots": False,
         "parameters": {
             "max_connections": 200, "max_wal_senders": 10, "max_replication_slots": 10, "wal_level": "replica",
             "hot_standby": "on", "synchronous_commit": "on", "wal_keep_size": "128MB", "wal_log_hints": "on",
+            # A standby whose primary went away retries its connection after this (default 5 s):
+            # under synchronous_mode_strict no commit completes until one streams from the new
+            # primary, so the default alone held every switchover's writes for 5 s.
+            "wal_retrieve_retry_interval": "500ms",
         },
     },
 }
@@ -171,6 +180,50 @@ class Cluster:
         self.wait(self.healthy, "the cluster to heal (three members, one synchronous standby)", limit=180)
 
 
+class CommitWatch:
+    """Commits a transaction through the three-host connection string every 200 ms through a
+    fault (`SELECT txid_current()` takes a transaction id, so its commit waits for the
+    synchronous standby as the gateway's do), so the report can tell the cluster's own time
+    without commits from the gateway's way back."""
+
+    def __init__(self):
+        self.began = time.monotonic()
+        self.samples = []  # (seconds since began, whether the commit went through within 1 s)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.run)
+        self.thread.start()
+
+    def run(self):
+        while not self.stopped.is_set():
+            polled = time.monotonic()
+            try:
+                committed = subprocess.run(
+                    [f"{faults.PG_BIN}/psql", faults.PSQL + " connect_timeout=1", "-tAc", "SELECT txid_current()"],
+                    capture_output=True, timeout=1).returncode == 0
+            except subprocess.TimeoutExpired:
+                committed = False
+            self.samples.append((polled - self.began, committed))
+            self.stopped.wait(max(0.0, 0.2 - (time.monotonic() - polled)))
+
+    def summary(self):
+        self.stopped.set()
+        self.thread.join()
+        failed = [at for at, committed in self.samples if not committed]
+        if not failed:
+            return "the cluster committed throughout (psql, every 200 ms)"
+        back = next((at for at, committed in self.samples if committed and at > failed[-1]), None)
+        ended = f"{back:.1f} s" if back is not None else "the end of the fault's window"
+        return f"the cluster (psql, every 200 ms) committed nothing from {failed[0]:.1f} s to {ended} after the fault began"
+
+
+def watched(inject, watches):
+    """`inject`, with a CommitWatch started (and appended to `watches`) as the fault begins."""
+    def begin(daemons):
+        watches.append(CommitWatch())
+        return inject(daemons)
+    return begin
+
+
 def run():
     cluster = Cluster()
     setup = faults.Setup()
@@ -224,7 +277,9 @@ def run():
     for run_number in range(1, faults.RUNS + 1):
         for name, inject, proxied, after in ha_faults:
             cluster.settle()
-            failed = setup.measure(run_number, name, inject, proxied, after=after) or failed
+            watches = []
+            failed = setup.measure(run_number, name, watched(inject, watches), proxied, after=after) or failed
+            log(f"    {watches[0].summary()}")
     setup.proxy.close()
     sys.exit(1 if failed else 0)
 

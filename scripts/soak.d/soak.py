@@ -29,8 +29,8 @@ class Timings(faults.Ledger):
         super().__init__()
         self.interval = []
 
-    def record(self, status, elapsed, write):
-        super().record(status, elapsed, write)
+    def record(self, status, elapsed, write, what=""):
+        super().record(status, elapsed, write, what)
         with self.lock:
             self.interval.append(elapsed)
             # The soak does not check its writes afterwards: keeping every one would grow this process.
