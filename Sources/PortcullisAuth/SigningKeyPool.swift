@@ -43,9 +43,9 @@ public final class SigningKeyPool: Service {
         keys.withLock { $0[algorithm]?.count ?? 0 }
     }
 
-    /// Fills the pool, and fills it again each time keys are taken, until shut down (with
-    /// `size` 0 it only waits: a service that returned would end the daemon's service group).
+    /// Fills the pool, and fills it again each time keys are taken, until shut down.
     public func run() async throws {
+        guard size > 0 else { return }
         await cancelWhenGracefulShutdown {
             for await _ in self.wakeups.stream {
                 await self.fill()
