@@ -32,7 +32,7 @@ extension AccountService {
             guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
             user.email = try EmailAddress.validate(email)
             try settings.passwordPolicy.check(password)
-            hash = try await passwords.hash(password, settings: settings, tenant: tenant)
+            hash = try await passwords.hash(password, settings: settings)
             user.hasPassword = true
         }
         let pending = try await tokens.pendingSession(for: user, signInProvider: method == .anonymous ? "anonymous" : "password", now: now)
@@ -60,7 +60,7 @@ extension AccountService {
         guard settings.allowPasswordSignup else { throw AuthError(.operationNotAllowed) }
         let address = try EmailAddress.validate(email)
         try settings.passwordPolicy.check(password)
-        var update = UserUpdate(email: .some(address), passwordHash: try await passwords.hash(password, settings: settings, tenant: tenant))
+        var update = UserUpdate(email: .some(address), passwordHash: try await passwords.hash(password, settings: settings))
         if let name = profile.displayName { update.displayName = .some(name) }
         if let photo = profile.photoURL { update.photoURL = .some(photo) }
         let (upgraded, session) = try await applyCredentialChange(update, to: user, requiring: .anonymous)
@@ -86,9 +86,8 @@ extension AccountService {
         let found: (user: User, passwordHash: String?)?
         let matches: Bool
         do {
-            try passwords.requireRoom(tenant: tenant)
             found = try await users.find(tenant: tenant, email: address)
-            matches = try await passwords.verify(password, against: found?.passwordHash, settings: settings, tenant: tenant)
+            matches = try await passwords.verify(password, against: found?.passwordHash, settings: settings)
         } catch {
             // Never checked (the pool was full, the database failed): not a failed guess.
             abuse.refundSignIn(account: accountKey, client: clientKey, now: now.seconds)
@@ -103,7 +102,7 @@ extension AccountService {
         var rehashed: String?
         if passwords.hasher(for: settings).needsRehash(storedHash) {
             // The hash was made with other parameters: upgrade it now that the password is known.
-            rehashed = try await passwords.hash(password, settings: settings, tenant: tenant)
+            rehashed = try await passwords.hash(password, settings: settings)
         }
         var proof = (email: address, hash: storedHash)
         for _ in 0..<2 {
@@ -121,7 +120,7 @@ extension AccountService {
             }
             if current.disabled { throw AuthError(.userDisabled) }
             guard current.email == address, let currentHash, currentHash != proof.hash,
-                try await passwords.verify(password, against: currentHash, settings: settings, tenant: tenant)
+                try await passwords.verify(password, against: currentHash, settings: settings)
             else { break }
             proof = (address, currentHash)
             rehashed = nil
