@@ -71,12 +71,16 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // sched_setattr(2) for the hashing threads' scheduling (HashingThreadPriority): Swift
+        // cannot call the variadic syscall(2), and glibc before 2.41 has no wrapper.
+        .target(name: "CLinuxScheduling"),
         .target(
             name: "PortcullisCrypto",
             dependencies: [
                 "PortcullisCore",
                 "PortcullisJSON",
                 "CLibCrypto",
+                "CLinuxScheduling",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -56,7 +56,7 @@ extension AccountService {
             if let email = changes.email { update.email = .some(try EmailAddress.validate(email)) }
             if let password = changes.password {
                 try settings.passwordPolicy.check(password)
-                update.passwordHash = try await passwords.hash(password, settings: settings)
+                update.passwordHash = try await passwords.hash(password, settings: settings, tenant: tenant)
             }
         }
         // Every check first: a request refused for another field unlinks nothing.

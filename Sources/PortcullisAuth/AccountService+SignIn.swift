@@ -32,7 +32,7 @@ extension AccountService {
             guard let password, !password.isEmpty else { throw AuthError(.missingPassword) }
             user.email = try EmailAddress.validate(email)
             try settings.passwordPolicy.check(password)
-            hash = try await passwords.hash(password, settings: settings)
+            hash = try await passwords.hash(password, settings: settings, tenant: tenant)
             user.hasPassword = true
         }
         let pending = try await tokens.pendingSession(for: user, signInProvider: method == .anonymous ? "anonymous" : "password", now: now)
@@ -60,7 +60,7 @@ extension AccountService {
         guard settings.allowPasswordSignup else { throw AuthError(.operationNotAllowed) }
         let address = try EmailAddress.validate(email)
         try settings.passwordPolicy.check(password)
-        var update = UserUpdate(email: .some(address), passwordHash: try await passwords.hash(password, settings: settings))
+        var update = UserUpdate(email: .some(address), passwordHash: try await passwords.hash(password, settings: settings, tenant: tenant))
         if let name = profile.displayName { update.displayName = .some(name) }
         if let photo = profile.photoURL { update.photoURL = .some(photo) }
         let (upgraded, session) = try await applyCredentialChange(update, to: user, requiring: .anonymous)
@@ -86,8 +86,9 @@ extension AccountService {
         let found: (user: User, passwordHash: String?)?
         let matches: Bool
         do {
+            try passwords.requireRoom(tenant: tenant)
             found = try await users.find(tenant: tenant, email: address)
-            matches = try await passwords.verify(password, against: found?.passwordHash, settings: settings)
+            matches = try await passwords.verify(password, against: found?.passwordHash, settings: settings, tenant: tenant)
         } catch {
             // Never checked (the pool was full, the database failed): not a failed guess.
             abuse.refundSignIn(account: accountKey, client: clientKey, now: now.seconds)
@@ -102,7 +103,7 @@ extension AccountService {
         var rehashed: String?
         if passwords.hasher(for: settings).needsRehash(storedHash) {
             // The hash was made with other parameters: upgrade it now that the password is known.
-            rehashed = try await passwords.hash(password, settings: settings)
+            rehashed = try await passwords.hash(password, settings: settings, tenant: tenant)
         }
         var proof = (email: address, hash: storedHash)
         for _ in 0..<2 {
@@ -120,7 +121,7 @@ extension AccountService {
             }
             if current.disabled { throw AuthError(.userDisabled) }
             guard current.email == address, let currentHash, currentHash != proof.hash,
-                try await passwords.verify(password, against: currentHash, settings: settings)
+                try await passwords.verify(password, against: currentHash, settings: settings, tenant: tenant)
             else { break }
             proof = (address, currentHash)
             rehashed = nil

@@ -46,7 +46,7 @@ public struct AdminAccountService: Sendable {
         var hash: String?
         if let password {
             try settings.passwordPolicy.check(password)
-            hash = try await passwords.hash(password, settings: settings)
+            hash = try await passwords.hash(password, settings: settings, tenant: tenant)
             user.hasPassword = true
         }
         return try await users.create(user, passwordHash: hash, actor: actor)
@@ -139,7 +139,7 @@ public struct AdminAccountService: Sendable {
         // Hashing comes after every other check: a refused request costs no scrypt.
         if let password = changes.password, !unlinking.contains(ProviderLink.password) {
             try settings.passwordPolicy.check(password)
-            update.passwordHash = try await passwords.hash(password, settings: settings)
+            update.passwordHash = try await passwords.hash(password, settings: settings, tenant: tenant)
         }
         UserUpdatePolicy.applyImplications(to: &update, now: clock.now())
         // Removing the password revokes nothing (unlinking a provider never does).

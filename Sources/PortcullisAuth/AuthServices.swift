@@ -27,7 +27,8 @@ public struct AuthServices: Sendable {
         public var masterKey: MasterKey
         /// scrypt parameters of new password hashes for tenants that set none.
         public var passwordHashing: ScryptParameters
-        /// The hashing pool's bound on queued hashes (`nil`: 32 a core).
+        /// The hashing pool's bound on one tenant's queued hashes (`nil`: 32 a core; the pool
+        /// holds four tenants' worth).
         public var maximumPendingHashes: Int?
         /// Abuse limits (shared with whoever reloads them).
         public var abuseGuard: AbuseGuard
@@ -43,6 +44,9 @@ public struct AuthServices: Sendable {
         public var emailDelivery: EmailDeliveryService.Configuration
         /// The time every service reads.
         public var clock: any WallClock
+        /// Signing keys of each algorithm made ahead for new tenants' first requests
+        /// (``SigningKeyPool``; 0: each key is made when it is needed).
+        public var signingKeyPoolSize = 4
 
         /// A configuration.
         public init(
@@ -105,8 +109,8 @@ public struct AuthServices: Sendable {
     public let auditLog: AuditLogService
     /// Schema migrations.
     public let migrator: Migrator
-    /// The background services, in start order: the pool, the invalidation listener, key
-    /// rotation, the retention sweeper, email delivery.
+    /// The background services, in start order: the database's pool, the signing-key pool,
+    /// the invalidation listener, key rotation, the retention sweeper, email delivery.
     public let backgroundServices: [any Service]
     private let schema: SchemaGate
 
@@ -119,9 +123,11 @@ public struct AuthServices: Sendable {
         let tenantSettings = TenantSettingsCache(tenants: tenants, projectConfig: projectConfig)
         let users = UserRepository(database: database, logger: logger)
         let signingKeys = SigningKeyRepository(database: database, logger: logger)
+        let keyPool = SigningKeyPool(size: configuration.signingKeyPoolSize)
         let keyrings = KeyringService(
             keys: signingKeys, tenants: tenantSettings, masterKey: configuration.masterKey,
-            jwksMaxAgeSeconds: configuration.jwksMaxAgeSeconds, clock: clock, logger: logger)
+            jwksMaxAgeSeconds: configuration.jwksMaxAgeSeconds, clock: clock, logger: logger,
+            generateKey: { try await keyPool.take($0) })
         let revocation = RevocationCache(users: users)
         let verifiedTokens = VerifiedTokenCache()
         let sessions = RefreshSessionRepository(database: database, logger: logger)
@@ -131,7 +137,7 @@ public struct AuthServices: Sendable {
             projectId: configuration.projectId, publicURL: configuration.publicURL, clock: clock, metrics: metrics)
         let passwords = PasswordHashingService(
             defaultParameters: configuration.passwordHashing,
-            pool: HashingPool(maximumPending: configuration.maximumPendingHashes), metrics: metrics)
+            pool: HashingPool(maximumPendingPerTenant: configuration.maximumPendingHashes), metrics: metrics)
         let links = ProviderLinkRepository(database: database, logger: logger)
         let accounts = AccountService(
             database: database, users: users, links: links, tenants: tenantSettings, tokens: tokens, passwords: passwords,
@@ -192,6 +198,7 @@ public struct AuthServices: Sendable {
         self.schema = schema
         backgroundServices = [
             database,
+            keyPool,
             InvalidationListener(database: database, fullRefreshInterval: configuration.cacheRefreshInterval, logger: logger),
             KeyRotationService(
                 keys: signingKeys, keyrings: keyrings, period: configuration.keyRotationPeriod, schema: schema, logger: logger),

@@ -261,7 +261,7 @@ public struct EmailActionService: Sendable {
         // A dead code is refused before the password costs a hash.
         _ = try await live(Self.hash(code), tenant: tenant)
         try settings.passwordPolicy.check(newPassword)
-        let passwordHash = try await passwords.hash(newPassword, settings: settings)
+        let passwordHash = try await passwords.hash(newPassword, settings: settings, tenant: tenant)
         let (applied, user) = try await consume(code, tenant: tenant, kinds: [.passwordReset], passwordHash: passwordHash)
         return (onwards(applied, settings: settings), user)
     }

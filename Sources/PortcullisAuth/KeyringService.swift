@@ -8,8 +8,9 @@ import Synchronization
 
 /// Per-tenant signing keys: built once per instance, cached, rebuilt on NOTIFY.
 ///
-/// A tenant's first key is made on first use (new tenants and the project's
-/// users alike), once per instance however many requests find it missing together;
+/// A tenant's first key is taken on first use (new tenants and the project's users alike)
+/// from the ``SigningKeyPool``, made ahead, once per instance however many requests find
+/// it missing together;
 /// racing instances are serialised by an advisory lock and the loser adopts the
 /// winner's key. Private keys are opened with the master key only here.
 ///

@@ -3,8 +3,8 @@ public import PortcullisCore
 import Synchronization
 
 /// Password hashing as the account service needs it: each tenant's scrypt
-/// parameters, always on the ``HashingPool``, and a verification that costs one
-/// hash whether or not the account exists.
+/// parameters, always on the ``HashingPool`` in the tenant's turn, and a verification that
+/// costs one hash whether or not the account exists.
 public final class PasswordHashingService: Sendable {
     /// Parameters for tenants that set none.
     public let defaultParameters: ScryptParameters
@@ -31,19 +31,28 @@ public final class PasswordHashingService: Sendable {
         PasswordHasher(parameters: settings.scryptParameters ?? defaultParameters)
     }
 
-    /// A new hash of `password` with the tenant's parameters.
+    /// A new hash of `password` with the parameters of `tenant`, whose `settings` these are.
     ///
-    /// `TOO_MANY_ATTEMPTS_TRY_LATER` at once when the hashing pool is full.
-    public func hash(_ password: String, settings: TenantSettings) async throws -> String {
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER` at once when the tenant's share of the hashing pool is full.
+    public func hash(_ password: String, settings: TenantSettings, tenant: TenantScope) async throws -> String {
         let hasher = hasher(for: settings)
-        return try await onPool { try hasher.hash(password) }
+        return try await onPool(tenant) { try hasher.hash(password) }
     }
 
-    /// Runs hashing work on the pool, refusing (rather than queueing) when it is full.
-    private func onPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER` when `tenant`'s share of the hashing pool is full now: a
+    /// sign-in asks before its lookup, so a flood's surplus costs no database work.
+    public func requireRoom(tenant: TenantScope) throws(AuthError) {
+        guard pool.hasRoom(for: tenant.key) else { throw AuthError(.tooManyAttemptsTryLater) }
+    }
+
+    /// Runs hashing work on the pool in `tenant`'s turn, refusing (rather than queueing) when
+    /// the tenant's share is full.
+    private func onPool<Value: Sendable>(
+        _ tenant: TenantScope, _ work: @escaping @Sendable () throws -> Value
+    ) async throws -> Value {
         do {
             let start = ContinuousClock.now
-            let value = try await pool.run(work)
+            let value = try await pool.run(for: tenant.key, work)
             let elapsed = (ContinuousClock.now - start).components
             latency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
             return value
@@ -58,8 +67,10 @@ public final class PasswordHashingService: Sendable {
     /// `stored` may be an imported hash (``StoredPasswordHash``), verified on the pool with
     /// its own algorithm and cost, which its import bounded; the caller rehashes it after a
     /// match, as ``PasswordHasher/needsRehash(_:)`` says of every imported hash.
-    /// `TOO_MANY_ATTEMPTS_TRY_LATER` at once when the hashing pool is full.
-    public func verify(_ password: String, against stored: String?, settings: TenantSettings) async throws -> Bool {
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER` at once when the tenant's share of the hashing pool is full.
+    public func verify(
+        _ password: String, against stored: String?, settings: TenantSettings, tenant: TenantScope
+    ) async throws -> Bool {
         let hasher = hasher(for: settings)
         let candidate: String
         if let stored {
@@ -67,11 +78,11 @@ public final class PasswordHashingService: Sendable {
         } else if let dummy = dummyHashes.withLock({ $0[hasher.parameters] }) {
             candidate = dummy
         } else {
-            let dummy = try await onPool { try hasher.hash(SecretToken.random()) }
+            let dummy = try await onPool(tenant) { try hasher.hash(SecretToken.random()) }
             dummyHashes.withLock { $0[hasher.parameters] = dummy }
             candidate = dummy
         }
-        let matches = try await onPool { hasher.verify(password, against: candidate) }
+        let matches = try await onPool(tenant) { hasher.verify(password, against: candidate) }
         return matches && stored != nil
     }
 }

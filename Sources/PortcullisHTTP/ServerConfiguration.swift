@@ -49,6 +49,8 @@ public struct ServerConfiguration: Sendable {
     /// Whether `Authorization: Bearer owner`, the credential the Firebase Admin SDKs send to
     /// an emulator, is a project admin key. Only `portcullis dev` turns it on; never in production.
     public var acceptsEmulatorAdminCredential = false
+    /// Signing keys of each algorithm made ahead for new tenants' first requests (0: on demand).
+    public var signingKeyPoolSize = 4
 
     /// Creates a configuration.
     public init(
@@ -85,10 +87,12 @@ public struct ServerConfiguration: Sendable {
 extension ServerConfiguration {
     /// What the service graph is built from.
     public var services: AuthServices.Configuration {
-        AuthServices.Configuration(
+        var services = AuthServices.Configuration(
             projectId: projectId, publicURL: publicURL, defaultAPIKey: apiKeys.first, masterKey: masterKey,
             passwordHashing: passwordHashing, abuseGuard: abuseGuard, keyRotationPeriod: keyRotationPeriod,
             jwksMaxAgeSeconds: jwksMaxAgeSeconds, cacheRefreshInterval: cacheRefreshInterval,
             outboundAllowedNetworks: outboundAllowedNetworks, emailDelivery: emailDelivery, clock: clock)
+        services.signingKeyPoolSize = signingKeyPoolSize
+        return services
     }
 }

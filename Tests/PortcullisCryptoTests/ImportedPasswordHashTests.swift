@@ -156,14 +156,14 @@ struct ImportedPasswordHashTests {
         let service = PasswordHashingService(defaultParameters: .init(logN: 10, r: 8, p: 1), pool: HashingPool(threads: 1))
         let settings = TenantSettings()
         // What AccountService.signIn does: verify, then rehash when the hasher says so.
-        #expect(try await service.verify(vector.password, against: stored, settings: settings))
-        #expect(try await !service.verify(vector.password + "x", against: stored, settings: settings))
+        #expect(try await service.verify(vector.password, against: stored, settings: settings, tenant: .project))
+        #expect(try await !service.verify(vector.password + "x", against: stored, settings: settings, tenant: .project))
         #expect(service.hasher(for: settings).needsRehash(stored))
-        let rehashed = try await service.hash(vector.password, settings: settings)
+        let rehashed = try await service.hash(vector.password, settings: settings, tenant: .project)
         #expect(rehashed.hasPrefix("$scrypt$ln=10,r=8,p=1$"))
         #expect(!service.hasher(for: settings).needsRehash(rehashed))
-        #expect(try await service.verify(vector.password, against: rehashed, settings: settings))
+        #expect(try await service.verify(vector.password, against: rehashed, settings: settings, tenant: .project))
         // An unknown account still costs a dummy verification and answers false.
-        #expect(try await !service.verify(vector.password, against: nil, settings: settings))
+        #expect(try await !service.verify(vector.password, against: nil, settings: settings, tenant: .project))
     }
 }

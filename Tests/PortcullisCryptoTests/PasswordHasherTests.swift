@@ -1,13 +1,8 @@
 import PortcullisCore
-import Synchronization
+import PortcullisJSON
 import Testing
 
 @testable import PortcullisCrypto
-
-#if canImport(Glibc)
-import Glibc
-import PortcullisJSON
-#endif
 
 @Suite("Passwords and keys")
 struct PasswordHasherTests {
@@ -42,56 +37,6 @@ struct PasswordHasherTests {
             #expect(!hasher.verify("correct horse", against: truncated), "digest of \(length) bytes")
         }
     }
-
-    @Test("a full hashing pool refuses more work at once instead of queueing it")
-    func boundedPool() async throws {
-        let pool = HashingPool(threads: 1, maximumPending: 2)
-        let finished = Counter()
-        let outcomes = await withTaskGroup(of: (refused: Bool, finishedBefore: Int).self) { group in
-            for _ in 0..<10 {
-                group.addTask {
-                    do {
-                        try await pool.run {
-                            usleep(300_000)
-                            finished.value.add(1, ordering: .relaxed)
-                        }
-                        return (false, 0)
-                    } catch {
-                        return (error is HashingPool.Saturated, finished.value.load(ordering: .relaxed))
-                    }
-                }
-            }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-        let refused = outcomes.filter(\.refused)
-        #expect(refused.count == 8, "\(outcomes)")
-        // Refused while the accepted work was still running: nobody waited for a slot.
-        #expect(refused.allSatisfy { $0.finishedBefore == 0 })
-        // Once work drains, the pool accepts again.
-        #expect(try await pool.run { 42 } == 42)
-    }
-
-    @Test("the hashing pool runs work off the caller and returns its result")
-    func pool() async throws {
-        let pool = HashingPool(threads: 2)
-        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for index in 0..<8 {
-                group.addTask { try await pool.run { [hasher] in hasher.verify("p\(index)", against: try hasher.hash("p\(index)")) } }
-            }
-            return try await group.reduce(into: [Bool]()) { $0.append($1) }
-        }
-        #expect(results.count == 8 && results.allSatisfy { $0 })
-    }
-
-    #if os(Linux)
-    @Test("hashing threads run below the event loops' priority, and only they do")
-    func poolPriority() async throws {
-        let pool = HashingPool(threads: 1)
-        let policy = try await pool.run { sched_getscheduler(0) }
-        #expect(policy == HashingPool.schedIdle)
-        #expect(sched_getscheduler(0) == SCHED_OTHER)
-    }
-    #endif
 
     @Test("the master key seals bound to a context, and reads operator formats")
     func masterKey() throws {
@@ -146,7 +91,3 @@ struct PasswordHasherTests {
 }
 
 struct HashFormatError: Error {}
-
-final class Counter: Sendable {
-    let value = Atomic<Int>(0)
-}

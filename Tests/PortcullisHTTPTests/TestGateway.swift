@@ -34,6 +34,9 @@ struct TestGateway {
         // The suite's own load (a dozen tests on two cores) is no database fault: 503s are for
         // the tests that make one, which set their own timeout.
         configuration.database.requestTimeout = .seconds(30)
+        // Each test's gateway would make a dozen keys ahead (RSA among them) that few tests use:
+        // keys are made on demand here (`SigningKeyPoolTests` covers the pool).
+        configuration.signingKeyPoolSize = 0
         configure(&configuration)
         return try PortcullisServer(configuration: configuration, logger: TestDatabase.logger)
     }

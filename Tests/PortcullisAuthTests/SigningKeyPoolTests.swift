@@ -1,0 +1,123 @@
+import PortcullisCore
+import PortcullisCrypto
+import PortcullisStore
+import PortcullisTestSupport
+import Synchronization
+import Testing
+
+@testable import PortcullisAuth
+
+@Suite("Signing keys made ahead")
+struct SigningKeyPoolTests {
+    @Test("a filled pool hands keys out without making one on the caller's path, then refills")
+    func takesWithoutMaking() async throws {
+        let maker = Maker()
+        let pool = SigningKeyPool(size: 2, generate: maker.generate)
+        try await Self.running(pool) {
+            try await Self.until { TenantSettings.SigningAlgorithm.allCases.allSatisfy { pool.available($0) == 2 } }
+            let made = maker.made
+            // Key generation now blocks: a take that needed it would not return.
+            maker.hold()
+            let first = try await Self.within(.seconds(5)) { try await pool.take(.rs256) }
+            let second = try await Self.within(.seconds(5)) { try await pool.take(.rs256) }
+            #expect(first.kid != second.kid)
+            #expect(maker.made == made, "a take made a key")
+            #expect(pool.available(.rs256) == 0)
+            maker.release()
+            try await Self.until { pool.available(.rs256) == 2 }
+            #expect(maker.made == made + 2)
+        }
+    }
+
+    @Test("a burst of new tenants that empties the pool still gets a key each, every one different, and the pool refills")
+    func burstDrainsAndRefills() async throws {
+        let maker = Maker()
+        let pool = SigningKeyPool(size: 2, generate: maker.generate)
+        try await Self.running(pool) {
+            try await Self.until { pool.available(.es256) == 2 }
+            let kids = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<7 { group.addTask { try await pool.take(.es256).kid } }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(Set(kids).count == 7)
+            try await Self.until { pool.available(.es256) == 2 }
+        }
+    }
+
+    @Test("a new tenant's first keyring takes a key made ahead: its first request makes none")
+    func firstKeyFromPool() async throws {
+        try await AuthHarness.run { harness in
+            let maker = Maker()
+            let pool = SigningKeyPool(size: 1, generate: maker.generate)
+            try await Self.running(pool) {
+                try await Self.until { TenantSettings.SigningAlgorithm.allCases.allSatisfy { pool.available($0) == 1 } }
+                let keyrings = KeyringService(
+                    keys: harness.signingKeys, tenants: harness.tenantCache, masterKey: AuthHarness.masterKey,
+                    clock: harness.clock, logger: TestDatabase.logger, generateKey: { try await pool.take($0) })
+                let tenant = TenantScope(try await harness.createTenant())
+                // Counted, not held: the first key is made in a task no caller's cancellation
+                // reaches (`KeyringService`), so a held key would hang the test, not fail it.
+                let keyring = try await Maker.$onRequestPath.withValue(true) { try await keyrings.keyring(tenant: tenant) }
+                #expect(maker.madeOnRequestPath == 0, "the first request made a key")
+                #expect(try await harness.signingKeys.all(tenant: tenant).map(\.kid) == [keyring.activeKid])
+            }
+        }
+    }
+
+    /// Runs `pool`'s service while `body` runs.
+    private static func running(_ pool: SigningKeyPool, _ body: () async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.run() }
+            defer { group.cancelAll() }
+            try await body()
+        }
+    }
+
+    /// `body`'s value, or a failure when it takes longer than `limit`.
+    private static func within<Value: Sendable>(
+        _ limit: Duration, _ body: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await withThrowingTaskGroup(of: Value?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else { throw Timeout() }
+            return value
+        }
+    }
+
+    private static func until(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw Timeout() }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    struct Timeout: Error {}
+}
+
+/// Real keys, counted, whose making the test can hold up.
+private final class Maker: Sendable {
+    private let state = Mutex((made: 0, madeOnRequestPath: 0, held: false))
+    /// Set around a request: the keys made in it (or in tasks it starts) are counted apart.
+    @TaskLocal static var onRequestPath = false
+
+    var made: Int { state.withLock { $0.made } }
+    var madeOnRequestPath: Int { state.withLock { $0.madeOnRequestPath } }
+    func hold() { state.withLock { $0.held = true } }
+    func release() { state.withLock { $0.held = false } }
+
+    @Sendable func generate(_ algorithm: TenantSettings.SigningAlgorithm) async throws -> SigningKey {
+        while state.withLock({ $0.held }) { try await Task.sleep(for: .milliseconds(5)) }
+        let key = try await KeyringService.generate(algorithm)
+        state.withLock {
+            $0.made += 1
+            if Self.onRequestPath { $0.madeOnRequestPath += 1 }
+        }
+        return key
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import PortcullisCore
+import Synchronization
+import Testing
+
+@testable import PortcullisCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("The hashing pool")
+struct HashingPoolTests {
+    @Test("the pool runs work off the caller and returns its result")
+    func results() async throws {
+        let pool = HashingPool(threads: 2)
+        let hasher = PasswordHasher(parameters: .init(logN: 10, r: 8, p: 1))
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    try await pool.run(for: "t\(index % 3)") { hasher.verify("p\(index)", against: try hasher.hash("p\(index)")) }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 8 && results.allSatisfy { $0 })
+    }
+
+    @Test("a tenant whose share is full is refused at once, while another tenant is still served")
+    func boundedPerTenant() async throws {
+        let pool = HashingPool(threads: 1, maximumPendingPerTenant: 2)
+        let gate = Gate()
+        // The flooding tenant: two hashes in flight (one running, held at the gate; one waiting).
+        let flood = Task { try await pool.run(for: "flood") { gate.wait() } }
+        try await Self.until { pool.pending(for: "flood") == 1 && gate.waiting }
+        let queued = Task { try await pool.run(for: "flood") { 1 } }
+        try await Self.until { pool.pending(for: "flood") == 2 }
+        // A third is refused without waiting for either.
+        let started = ContinuousClock.now
+        await #expect(throws: HashingPool.Saturated.self) { try await pool.run(for: "flood") { 0 } }
+        #expect(ContinuousClock.now - started < .seconds(1))
+        // Another tenant still gets in, and is served once the running hash ends.
+        let other = Task { try await pool.run(for: "quiet") { 7 } }
+        try await Self.until { pool.pending(for: "quiet") == 1 }
+        gate.open()
+        #expect(try await other.value == 7)
+        _ = try await (flood.value, queued.value)
+        // Drained: the flooding tenant is accepted again.
+        #expect(pool.pending(for: "flood") == 0)
+        #expect(try await pool.run(for: "flood") { 42 } == 42)
+    }
+
+    @Test("the whole pool holds four tenants' shares: a fifth tenant is refused while four fill it")
+    func boundedInTotal() async throws {
+        let pool = HashingPool(threads: 1, maximumPendingPerTenant: 1)
+        let gate = Gate()
+        let held = (0..<4).map { index in Task { try await pool.run(for: "t\(index)") { gate.wait() } } }
+        try await Self.until { pool.pending == 4 }
+        await #expect(throws: HashingPool.Saturated.self) { try await pool.run(for: "t4") { 0 } }
+        gate.open()
+        for task in held { try await task.value }
+        #expect(try await pool.run(for: "t4") { 4 } == 4)
+    }
+
+    @Test("tenants are served in turn: a flood of one tenant's hashes waits behind another tenant's")
+    func roundRobin() async throws {
+        let pool = HashingPool(threads: 1, maximumPendingPerTenant: 16)
+        let gate = Gate()
+        let order = Recorder()
+        // The one thread is held by the flooding tenant's first hash while the queue fills.
+        let running = Task { try await pool.run(for: "flood") { gate.wait() } }
+        try await Self.until { pool.pending == 1 && gate.waiting }
+        var queued: [Task<Void, any Error>] = []
+        // Six more of the flood's, queued before any of the other tenant's three.
+        for (tenant, index) in [
+            ("flood", 1), ("flood", 2), ("flood", 3), ("flood", 4), ("flood", 5), ("flood", 6),
+            ("quiet", 1), ("quiet", 2), ("quiet", 3),
+        ] {
+            queued.append(Task { try await pool.run(for: tenant) { order.record("\(tenant)\(index)") } })
+            try await Self.until { pool.pending == queued.count + 1 }
+        }
+        gate.open()
+        try await running.value
+        for task in queued { try await task.value }
+        #expect(order.items == ["flood1", "quiet1", "flood2", "quiet2", "flood3", "quiet3", "flood4", "flood5", "flood6"])
+    }
+
+    @Test("a thread that frees up takes a hash of the tenant with the fewest running, not the next in turn")
+    func leastBusyFirst() async throws {
+        let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16)
+        let (first, second) = (Gate(), Gate())
+        let order = Recorder()
+        // Both threads run the flooding tenant's hashes, and two more of its wait, queued first.
+        let held = [first, second].map { gate in Task { try await pool.run(for: "flood") { gate.wait() } } }
+        try await Self.until { pool.pending == 2 && first.waiting && second.waiting }
+        var queued: [Task<Void, any Error>] = []
+        for (tenant, index) in [("flood", 3), ("flood", 4), ("quiet", 1)] {
+            queued.append(Task { try await pool.run(for: tenant) { order.record("\(tenant)\(index)") } })
+            try await Self.until { pool.pending == queued.count + 2 }
+        }
+        // One thread frees up: it serves the tenant with nothing running, though the flood's turn came first.
+        first.open()
+        try await Self.until { order.items.count == 3 }
+        #expect(order.items == ["quiet1", "flood3", "flood4"])
+        second.open()
+        for task in held + queued { try await task.value }
+    }
+
+    @Test("a tenant alone gets every thread of the pool")
+    func aloneGetsEverything() async throws {
+        let pool = HashingPool(threads: 2)
+        let running = Count()
+        // Each hash waits (bounded) until both run at once: only two threads serving one tenant can pass.
+        let together = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    try await pool.run(for: "alone") {
+                        running.value.add(1, ordering: .relaxed)
+                        let deadline = ContinuousClock.now + .seconds(10)
+                        while running.value.load(ordering: .relaxed) < 2, ContinuousClock.now < deadline { usleep(1000) }
+                        return running.value.load(ordering: .relaxed) == 2
+                    }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(together == [true, true])
+    }
+
+    #if os(Linux)
+    @Test("hashing threads run under the fair policy at their nice value with the long slice, and only they do")
+    func priority() async throws {
+        let pool = HashingPool(threads: 1)
+        let (policy, nice, slice) = try await pool.run(for: "") { (sched_getscheduler(0), Self.nice(), Self.slice()) }
+        // Not SCHED_IDLE: another process's load can slow hashing, never stop it.
+        #expect(policy == SCHED_OTHER)
+        #expect(nice == HashingThreadPriority.nice)
+        // The kernel honours a fair thread's own slice from Linux 6.12 (and ignores it before).
+        if Self.kernelHonoursSlices {
+            #expect(slice == HashingThreadPriority.sliceNanoseconds)
+            #expect(Self.slice() != HashingThreadPriority.sliceNanoseconds)
+        }
+        #expect(sched_getscheduler(0) == SCHED_OTHER)
+    }
+
+    private static func nice() -> Int32 {
+        getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+    }
+
+    /// The calling thread's `se.slice` from `/proc/thread-self/sched`, in nanoseconds.
+    private static func slice() -> UInt64? {
+        guard let text = try? String(contentsOfFile: "/proc/thread-self/sched", encoding: .utf8) else { return nil }
+        let line = text.split(separator: "\n").first { $0.hasPrefix("se.slice") }
+        return line?.split(separator: ":").last.flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    private static var kernelHonoursSlices: Bool {
+        var name = utsname()
+        uname(&name)
+        let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let numbers = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+        return numbers.count == 2 && (numbers[0], numbers[1]) >= (6, 12)
+    }
+    #endif
+
+    /// Waits (bounded) until `condition` holds: the pool admits work from tasks whose start
+    /// order the test does not control.
+    private static func until(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw GateTimeout() }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+}
+
+struct GateTimeout: Error {}
+
+/// What ran, in order.
+final class Recorder: Sendable {
+    private let recorded = Mutex<[String]>([])
+
+    var items: [String] { recorded.withLock { $0 } }
+
+    func record(_ item: String) { recorded.withLock { $0.append(item) } }
+}
+
+final class Count: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+/// A gate a pool thread waits at until the test opens it (bounded, so a broken pool fails the
+/// test instead of hanging it).
+final class Gate: Sendable {
+    private let state = Mutex((open: false, waiting: false))
+    private let condition = NSCondition()
+
+    /// Whether a thread is waiting at the gate.
+    var waiting: Bool { state.withLock { $0.waiting } }
+
+    func wait() {
+        state.withLock { $0.waiting = true }
+        let deadline = Date().addingTimeInterval(10)
+        condition.lock()
+        while !state.withLock({ $0.open }), Date() < deadline { _ = condition.wait(until: deadline) }
+        condition.unlock()
+    }
+
+    func open() {
+        condition.lock()
+        state.withLock { $0.open = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+}
