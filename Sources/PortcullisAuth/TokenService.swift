@@ -266,19 +266,21 @@ public struct TokenService: Sendable {
     /// `RefreshTokenPolicy` on the session as stored, in one transaction. A refusal is
     /// returned from the transaction, not thrown, so the revocation a reuse writes commits
     /// before the refusal is answered. A replay within the grace window answers with the
-    /// current token, which is the successor's by construction.
+    /// current token, which is the successor's by construction. The grace window discounts
+    /// the periods this instance found PostgreSQL unreachable (``Database/outages``).
     func rotateByPolicy(
         _ rotation: RefreshSessionRepository.Rotation, graceSeconds: Int
     ) async throws -> (session: RefreshSession, user: User) {
         let outcome: Result<(session: RefreshSession, user: User), AuthError> = try await database.withTransaction {
-            [sessions] transaction in
+            [sessions, database] transaction in
             for _ in 0..<3 {
                 if let rotated = try await sessions.rotateCurrent(rotation, in: transaction) { return .success(rotated) }
                 guard let stored = try await sessions.presented(rotation, in: transaction) else {
                     return .failure(AuthError(.invalidRefreshToken))
                 }
                 switch RefreshTokenPolicy.decide(
-                    stored.state, validSince: stored.user.validSince, now: rotation.now, graceSeconds: graceSeconds)
+                    stored.state, validSince: stored.user.validSince, now: rotation.now, graceSeconds: graceSeconds,
+                    outages: database.outages)
                 {
                 case .invalid:
                     return .failure(AuthError(.invalidRefreshToken))

@@ -38,6 +38,7 @@ public enum RefreshTokenPolicy {
         case rotate
         /// The previous token again, within the grace window of its rotation (a client
         /// retrying a lost answer, two tabs at once): answer with the current token again.
+        /// The window's clock stops while PostgreSQL is unreachable (``graceSpent(since:now:outages:)``).
         case replayWithinGrace
         /// A rotated token came back after the grace window: revoke the session.
         case reuseDetected
@@ -47,14 +48,35 @@ public enum RefreshTokenPolicy {
         case expired
     }
 
-    /// Decides, given the session's state, the user's `validSince`, the time and the grace window.
-    public static func decide(_ state: State, validSince: Timestamp, now: Int64, graceSeconds: Int) -> Decision {
+    /// Decides, given the session's state, the user's `validSince`, the time, the grace window
+    /// and the periods this instance found PostgreSQL unreachable (unix seconds, not overlapping).
+    public static func decide(
+        _ state: State, validSince: Timestamp, now: Int64, graceSeconds: Int, outages: [Range<Int64>] = []
+    ) -> Decision {
         if state.revoked { return .invalid }
         if SessionPolicy.isRevoked(sessionStart: state.started, validSince: validSince) { return .expired }
         switch state.presented {
         case .current: return .rotate
-        case .previous: return now - state.issuedAt <= Int64(graceSeconds) ? .replayWithinGrace : .reuseDetected
+        case .previous:
+            return graceSpent(since: state.issuedAt, now: now, outages: outages) <= Int64(graceSeconds)
+                ? .replayWithinGrace : .reuseDetected
         case .older: return .reuseDetected
         }
+    }
+
+    /// The grace window spent since a rotation at `issuedAt`: the seconds since, less those
+    /// PostgreSQL was unreachable meanwhile.
+    ///
+    /// Why outages do not count: a rotation that committed as its primary froze or crashed
+    /// (the synchronous standby had it, and was promoted) was answered 503, so its client
+    /// still holds the rotated token and presents it again once the database is back. A
+    /// failover takes longer than the window, and counting it would end, as a reuse, every
+    /// session whose refresh was in flight. The window stays as short in the time the
+    /// database answers: an outage only does not close it early on an attacker's replay.
+    public static func graceSpent(since issuedAt: Int64, now: Int64, outages: [Range<Int64>]) -> Int64 {
+        let unreachable = outages.reduce(Int64(0)) { total, outage in
+            total + max(0, min(outage.upperBound, now) - max(outage.lowerBound, issuedAt))
+        }
+        return now - issuedAt - unreachable
     }
 }

@@ -43,7 +43,8 @@ public struct PortcullisServer: Sendable {
         // The services record into the same registry through swift-metrics, without the process-wide
         // bootstrap: several applications in one process (the tests) keep separate figures.
         let services = AuthServices(
-            configuration: configuration.services, database: Database(settings: configuration.database, logger: logger),
+            configuration: configuration.services,
+            database: Database(settings: configuration.database, logger: logger, clock: configuration.clock),
             logger: logger, metrics: PrometheusMetricsFactory(registry: metrics.registry))
         let drain = Drain(delay: configuration.drainDelay)
         let router = buildRouter(services, configuration: configuration, metrics: metrics, drain: drain)

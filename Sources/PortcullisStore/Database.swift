@@ -1,5 +1,5 @@
 public import Logging
-import PortcullisCore
+public import PortcullisCore
 public import PostgresNIO
 public import ServiceLifecycle
 import Synchronization
@@ -35,15 +35,18 @@ public final class Database: Service, Sendable {
     /// new pool is installed) as a warning. The listener and the search report an outage
     /// once, by name (`InvalidationListener`, ``findWritableServer()``).
     private let poolLogger: Logger
+    /// Where the outages' times are read: the services' clock.
+    let clock: any WallClock
     private let inUse = Counter()
-    private let reachable = Atomic<Bool>(true)
+    private let reachability = Reachability()
     private let slot = PoolSlot()
     private let suspicions = AsyncStream.makeStream(of: Suspicion.self, bufferingPolicy: .bufferingNewest(16))
 
-    /// Creates the database (no pool until it runs).
-    public init(settings: DatabaseSettings, logger: Logger) {
+    /// Creates the database (no pool until it runs); `clock` times its outages (``outages``).
+    public init(settings: DatabaseSettings, logger: Logger, clock: any WallClock = SystemClock()) {
         self.settings = settings
         self.logger = logger
+        self.clock = clock
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .error)
         self.poolLogger = poolLogger
@@ -77,8 +80,8 @@ public final class Database: Service, Sendable {
                 }
                 slot.install(pool)
                 setReachable(true)
-                guard await waitUntilGone(pool, suspicions: &suspicions) else { break }
-                setReachable(false)
+                guard let since = await waitUntilGone(pool, suspicions: &suspicions) else { break }
+                setReachable(false, at: since)
                 slot.clear()
                 // Its server is gone or read-only: what it still runs would fail or time out anyway.
                 retirement.continuation.finish()
@@ -87,15 +90,16 @@ public final class Database: Service, Sendable {
         }
     }
 
-    /// Waits until `pool`'s server is found gone (`true`), or the database stops (`false`).
-    private func waitUntilGone(_ pool: Pool, suspicions: inout AsyncStream<Suspicion>.Iterator) async -> Bool {
+    /// Waits until `pool`'s server is found gone, and returns when the evidence began, or
+    /// `nil` when the database stops.
+    private func waitUntilGone(_ pool: Pool, suspicions: inout AsyncStream<Suspicion>.Iterator) async -> Timestamp? {
         while let suspicion = await suspicions.next() {
             guard suspicion.generation == pool.generation else { continue }
             if case .readOnly = suspicion.kind {
                 logger.warning(
                     "the PostgreSQL server no longer accepts writes; looking for the one that does",
                     metadata: ["database": "\(pool.endpoint)"])
-                return true
+                return suspicion.since
             }
             // A dropped connection or a slow call: gone only if the server says so too. A server
             // refusing one more connection (too many clients) is alive: its pool keeps working.
@@ -107,15 +111,16 @@ public final class Database: Service, Sendable {
                 logger.warning(
                     "lost the PostgreSQL server; looking for the one that accepts writes",
                     metadata: ["database": "\(pool.endpoint)", "reason": "\(check.describe(tls: settings.effectiveTLSMode))"])
-                return true
+                return suspicion.since
             }
         }
-        return false
+        return nil
     }
 
-    /// Reports what a caller of `pool` saw; ``run()`` decides whether its server is gone.
-    func suspect(_ kind: Suspicion.Kind, of pool: Pool) {
-        suspicions.continuation.yield(Suspicion(kind: kind, generation: pool.generation))
+    /// Reports what a caller of `pool` saw, which began at `since` (now unless said);
+    /// ``run()`` decides whether its server is gone.
+    func suspect(_ kind: Suspicion.Kind, of pool: Pool, since: Timestamp? = nil) {
+        suspicions.continuation.yield(Suspicion(kind: kind, generation: pool.generation, since: since ?? clock.now()))
     }
 
     /// The listener lost its connection to `pool`'s server: requests answer 503 until it
@@ -141,11 +146,18 @@ public final class Database: Service, Sendable {
     public var connectionsInUse: Int { inUse.value.load(ordering: .relaxed) }
 
     /// Whether PostgreSQL is believed reachable (see the type's discussion).
-    public var isReachable: Bool { reachable.load(ordering: .relaxed) }
+    public var isReachable: Bool { reachability.isReachable }
 
-    /// Records what the canary connection saw: lost (`false`) or listening again (`true`).
-    public func setReachable(_ isReachable: Bool) {
-        reachable.store(isReachable, ordering: .relaxed)
+    /// The last periods PostgreSQL was found unreachable (unix seconds, on the database's
+    /// clock), oldest first: from when the evidence began (a call that then timed out, the
+    /// listener's connection dropping) until a pool or the listener was back. The refresh
+    /// tokens' grace window does not count them (`RefreshTokenPolicy`).
+    public var outages: [Range<Int64>] { reachability.outages }
+
+    /// Records what the canary connection saw: lost (`false`) or listening again (`true`), at
+    /// `instant` (now unless said; for a loss, when its evidence began).
+    public func setReachable(_ isReachable: Bool, at instant: Timestamp? = nil) {
+        reachability.set(isReachable, at: instant ?? clock.now())
     }
 
     /// Runs `body` on a leased connection, within ``DatabaseSettings/requestTimeout``.
@@ -239,6 +251,7 @@ public final class Database: Service, Sendable {
         }
         let leased = LeasedConnection()
         let start = ContinuousClock.now
+        let began = clock.now()
         defer { Self.requestBudget?.spend(.now - start) }
         do {
             return try await CallDeadline.run(
@@ -259,7 +272,8 @@ public final class Database: Service, Sendable {
                             "call": "\(function)", "timeout": "\(settings.requestTimeout)",
                             "database": "\(leased.pool.map { "\($0.endpoint)" } ?? "none yet")",
                         ])
-                    if let pool = leased.pool { self.suspect(.timeout, of: pool) }
+                    // The server stopped answering when the call began, not when its deadline told.
+                    if let pool = leased.pool { self.suspect(.timeout, of: pool, since: began) }
                     leased.close()
                 })
         } catch is CallDeadline.Expired {
@@ -268,7 +282,7 @@ public final class Database: Service, Sendable {
     }
 
     private func admit() throws(AuthError) {
-        guard reachable.load(ordering: .relaxed) else { throw AuthError(.unavailable) }
+        guard reachability.isReachable else { throw AuthError(.unavailable) }
     }
 
     /// An error `body` threw, told apart from the pool's own.

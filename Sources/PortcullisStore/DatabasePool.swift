@@ -1,4 +1,5 @@
 import Logging
+import PortcullisCore
 public import PostgresNIO
 import Synchronization
 
@@ -28,6 +29,8 @@ extension Database {
 
         let kind: Kind
         let generation: Int
+        /// When what it saw began (``Database/outages`` start there).
+        let since: Timestamp
     }
 
     /// The current pool, once one is made, and the calls waiting for it (at start-up, or

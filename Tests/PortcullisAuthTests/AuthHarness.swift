@@ -126,7 +126,7 @@ struct AuthHarness: Sendable {
     /// tells its caches of this one's commits (no listener runs): it stands for an instance
     /// whose NOTIFY has not arrived.
     func instance(clock: ManualClock) -> AuthHarness {
-        let other = Database(settings: database.settings, logger: TestDatabase.logger)
+        let other = Database(settings: database.settings, logger: TestDatabase.logger, clock: clock)
         instances.run(other)
         return AuthHarness(database: other, clock: clock, instances: instances)
     }

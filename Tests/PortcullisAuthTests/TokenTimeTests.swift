@@ -102,6 +102,36 @@ struct TokenTimeTests {
         }
     }
 
+    @Test(
+        "the grace window's clock stops while PostgreSQL is unreachable: a refresh answered 503 as the database went down is retried after it, and is a replay, not a reuse"
+    )
+    func graceWindowThroughAnOutage() async throws {
+        try await AuthHarness.run { harness in
+            let tenant = try await harness.createTenant()
+            // An instance whose database times its outages on a clock of the test's.
+            let clock = ManualClock(harness.clock.now())
+            let instance = harness.instance(clock: clock)
+            let session = try await instance.signUp("outage@example.com", tenant: tenant)
+            let (successor, _) = try await instance.tokens.refresh(session.tokens.refreshToken)
+            // The rotation committed; its answer is lost as the primary stops answering two
+            // seconds later. A failover takes a minute, then the client retries.
+            clock.advance(seconds: 2)
+            instance.database.setReachable(false)
+            clock.advance(seconds: 60)
+            instance.database.setReachable(true)
+            #expect(instance.database.outages.map(\.count) == [60])
+            clock.advance(seconds: 8)
+            let (replayed, _) = try await instance.tokens.refresh(session.tokens.refreshToken)
+            #expect(replayed.refreshToken == successor.refreshToken)
+            // Ten seconds of the window spent while the database answered: the next replay is reuse.
+            clock.advance(seconds: 1)
+            let reuse = await #expect(throws: AuthError.self) { try await instance.tokens.refresh(session.tokens.refreshToken) }
+            #expect(reuse?.code == .invalidRefreshToken)
+            let current = await #expect(throws: AuthError.self) { try await instance.tokens.refresh(successor.refreshToken) }
+            #expect(current?.code == .invalidRefreshToken)
+        }
+    }
+
     @Test("a token two rotations old is reuse at once, whatever the grace window")
     func olderTokenIsReuse() async throws {
         try await AuthHarness.run { harness in

@@ -183,6 +183,34 @@ struct SessionRuleTests {
         #expect(RefreshTokenPolicy.decide(state, validSince: validSince, now: now, graceSeconds: grace) == expected)
     }
 
+    @Test(
+        "the grace window discounts the time PostgreSQL was unreachable after the rotation, and only that",
+        arguments: [
+            // Rotated at 100; unreachable 102–162; a replay at 170 has spent 10 s: a replay, at 171 a reuse.
+            ([102..<162], 170, RefreshTokenPolicy.Decision.replayWithinGrace),
+            ([102..<162], 171, .reuseDetected),
+            // An outage before the rotation, or after the replay, counts for nothing.
+            ([40..<99], 111, .reuseDetected),
+            ([111..<200], 111, .reuseDetected),
+            // One that began before the rotation counts from the rotation on; two count both.
+            ([90..<150], 160, .replayWithinGrace),
+            ([90..<150], 161, .reuseDetected),
+            ([101..<106, 110..<150], 150, .replayWithinGrace),
+            ([101..<106, 110..<150], 155, .replayWithinGrace),
+            ([101..<106, 110..<150], 156, .reuseDetected),
+        ] as [([Range<Int64>], Int64, RefreshTokenPolicy.Decision)])
+    func graceThroughOutages(outages: [Range<Int64>], now: Int64, expected: RefreshTokenPolicy.Decision) {
+        let state = SessionRuleTests.state(.previous, rotated: 100)
+        #expect(
+            RefreshTokenPolicy.decide(state, validSince: Timestamp(seconds: 0), now: now, graceSeconds: 10, outages: outages)
+                == expected)
+        // A token two rotations old is reuse whatever the outages.
+        #expect(
+            RefreshTokenPolicy.decide(
+                SessionRuleTests.state(.older, rotated: 100), validSince: Timestamp(seconds: 0), now: now, graceSeconds: 10,
+                outages: outages) == .reuseDetected)
+    }
+
     @Test("ID tokens are judged in whole seconds: an auth_time in the watermark's own second survives")
     func idTokenRevocation() {
         let watermark = Timestamp(microseconds: 100_500_000)  // 100.5 s

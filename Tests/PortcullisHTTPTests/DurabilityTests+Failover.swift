@@ -129,6 +129,9 @@ extension DurabilityTests {
                 let back = try #require(restarted)
                 let firstWrite = try #require(await ledger.firstSuccess(after: back), "no write succeeded after the restart")
                 #expect(firstWrite - back <= .seconds(1), "writes came back \(firstWrite - back) after PostgreSQL accepted connections")
+                // The outage is on record, whole (the refresh tokens' grace window does not count it).
+                let outages = gateway.server.database.outages
+                #expect((5...10).contains(outages.reduce(0) { $0 + $1.count }), "outages recorded: \(outages)")
                 try await ledger.expectSurvived("outage", timeout: timeout, through: gateway, tenant: tenant)
             }
         }
