@@ -2,7 +2,7 @@
 
 Environment (set by scripts/bench): BENCH_BIN (release bin dir), BENCH_PG_PORT,
 BENCH_PG_BIN, BENCH_WORK (scratch dir), BENCH_SECONDS (per wrk run), BENCH_ONLY (optional,
-comma-separated sections to run: sign_in, fairness, verify, refresh, federation, toggle, memory, batch_get,
+comma-separated sections to run: sign_in, fairness, verify, refresh, federation, toggle, memory, tenants, batch_get,
 import (batchCreate of 100,000 users with Firebase scrypt hashes, and the export of the
 batch_get tenant's 1,000,000 users; export needs batch_get);
 the anchors always run; federation needs refresh, whose rate it is judged against).
@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 BIN = os.environ["BENCH_BIN"]
@@ -101,15 +102,18 @@ class Daemon:
             # The federation section's identity provider is another tenant of this daemon, on loopback.
             "PORTCULLIS_OUTBOUND_ALLOWED_PRIVATE_NETWORKS": "127.0.0.0/8",
         }
+        started = time.monotonic()
         self.process = subprocess.Popen([f"{BIN}/portcullis", "serve"], env=dict(os.environ, **env),
                                         stderr=open(f"{WORK}/{name}.log", "w"))
-        for _ in range(300):
+        for _ in range(3000):
             try:
                 if http("GET", f"{self.base}/readyz")[0] == 200:
+                    # From the process's start to its first ready answer, to 10 ms.
+                    self.ready_seconds = time.monotonic() - started
                     return
             except OSError:
                 pass
-            time.sleep(0.1)
+            time.sleep(0.01)
         raise SystemExit(f"{name} did not become ready; see {WORK}/{name}.log")
 
     def rss_mb(self):
@@ -173,6 +177,7 @@ def main():
                  "--database-url", f"postgres://portcullis@127.0.0.1:{PG_PORT}/bench"]).stdout.strip().splitlines()[-1]
     auth = {"Authorization": f"Bearer {admin}"}
     a = Daemon(int(os.environ["BENCH_PORT_A"]), "a")
+    results["ready_s"] = a.ready_seconds
     end_user = f"{a.base}/v1"
 
     def tenant(algorithm):
@@ -212,6 +217,9 @@ def main():
         import_users(a, admin)
     if wanted("memory"):
         memory(a, end_user)
+    if wanted("tenants"):
+        settle()
+        tenants(a, auth)
     a.stop()
     report()
 
@@ -512,6 +520,58 @@ def memory(a, end_user):
     log(f"  {results['rss_mb']:.1f} MB resident 35 s later")
 
 
+def tenants(a, auth):
+    """Issue 32: creating tenants, listing 100,000 of them by page, and a daemon's start-up and
+    memory with them (idle, and with each one used once)."""
+    log("tenant creation through the admin API, -t2 -c16")
+    body = json.dumps({"displayName": "bench", "allowPasswordSignup": True})
+    results["tenant_create"] = wrk(f"{a.base}/v2/projects/{PROJECT}/tenants", 2, 16, "post-json.lua",
+                                   {"BENCH_BODY": body, "BENCH_AUTHORIZATION": auth["Authorization"]})
+    log(f"  {results['tenant_create']['rate']:.0f} tenants/s, p99 {results['tenant_create']['p99_ms']:.1f} ms")
+
+    settings = json.dumps({"allowPasswordSignup": True})
+    missing = max(0, 100_000 - int(psql("SELECT count(*) FROM tenants")))
+    psql(f"INSERT INTO tenants (tenant_id, settings) SELECT 'many-' || g, '{settings}'::jsonb FROM generate_series(1, {missing}) g")
+    total = int(psql("SELECT count(*) FROM tenants"))
+    settle()
+    log(f"listing all {total} tenants, 100 a page, one request at a time")
+    names, token, times = [], None, []
+    while True:
+        query = "pageSize=100" + (f"&pageToken={urllib.parse.quote(token)}" if token else "")
+        started = time.monotonic()
+        status, page = http("GET", f"{a.base}/v2/projects/{PROJECT}/tenants?{query}", headers=auth)
+        times.append((time.monotonic() - started) * 1000)
+        assert status == 200, page
+        names += [tenant["name"] for tenant in page.get("tenants", [])]
+        token = page.get("nextPageToken")
+        if not token:
+            break
+    # The cursor is stable: every tenant once, none skipped.
+    assert len(names) == total == len(set(names)), (len(names), len(set(names)), total)
+    times.sort()
+    results["tenant_pages"] = {"pages": len(times), "p50_ms": statistics.median(times), "p99_ms": times[int(len(times) * 0.99)]}
+    log(f"  {len(times)} pages, p50 {results['tenant_pages']['p50_ms']:.1f} ms, p99 {results['tenant_pages']['p99_ms']:.1f} ms")
+
+    log(f"a second daemon started beside {total} tenants: start-up, idle memory, then each tenant used once")
+    c = Daemon(int(os.environ["BENCH_PORT_B"]), "c")
+    results["ready_many_s"] = c.ready_seconds
+    time.sleep(35)
+    results["rss_many_idle_mb"] = c.rss_mb()
+    log(f"  ready in {c.ready_seconds:.2f} s (the first daemon, beside a few: {results['ready_s']:.2f} s); "
+        f"{results['rss_many_idle_mb']:.1f} MB resident idle")
+    ids = psql("SELECT string_agg(tenant_id, ',') FROM tenants").split(",")
+
+    def touch(tenant):
+        return http("POST", f"{c.base}/v1/accounts:createAuthUri?key={API_KEY}", {"identifier": "x@example.com", "tenantId": tenant})[0]
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        statuses = list(pool.map(touch, ids))
+    assert statuses.count(200) == len(ids), {status: statuses.count(status) for status in set(statuses)}
+    time.sleep(35)
+    results["rss_many_used_mb"] = c.rss_mb()
+    log(f"  {results['rss_many_used_mb']:.1f} MB resident 35 s after each of them was used once")
+    c.stop()
+
+
 def report():
     r = results
     hash_ms = 1000 / r["scrypt_one"]
@@ -538,6 +598,11 @@ def report():
         lambda: ("import, batchCreate of 100,000 users with Firebase scrypt hashes", f"{r['import_rows']:.0f} users/s", f"{r['import_rows'] / r['pgbench_insert_rows']:.2f} × pgbench 1,000-row inserts ({r['pgbench_insert_rows']:.0f} rows/s)", "≥ 0.5", r["import_rows"] / r["pgbench_insert_rows"] >= 0.5),
         lambda: ("export of 1,000,000 users", f"{r['export_seconds']:.1f} s", f"peak RSS {r['export_peak_mb']:.1f} MB", "constant memory", None),
         lambda: ("idle RSS, 10,000 tenants loaded", f"{r['rss_mb']:.1f} MB", "", "< 100 MB", r["rss_mb"] < 100),
+        lambda: ("tenant creation, admin API, -t2 -c16", f"{r['tenant_create']['rate']:.0f}/s", f"{r['tenant_create']['rate'] / r['pgbench']:.2f} × pgbench -N, p99 {r['tenant_create']['p99_ms']:.1f} ms", "≥ 1,000/s", r["tenant_create"]["rate"] >= 1000 and not r["tenant_create"]["errors"]),
+        lambda: ("tenant listing, 100,000 tenants, 100 a page", f"p99 {r['tenant_pages']['p99_ms']:.1f} ms", f"p50 {r['tenant_pages']['p50_ms']:.1f} ms, {r['tenant_pages']['pages']} pages, each tenant once", "(stable cursor)", None),
+        lambda: ("start-up to ready, 100,000 tenants", f"{r['ready_many_s']:.2f} s", f"{r['ready_s']:.2f} s beside a few", "< 2 s", r["ready_many_s"] < 2),
+        lambda: ("idle RSS, 100,000 tenants, none used", f"{r['rss_many_idle_mb']:.1f} MB", "", "< 150 MB", r["rss_many_idle_mb"] < 150),
+        lambda: ("idle RSS, 100,000 tenants, each used once", f"{r['rss_many_used_mb']:.1f} MB", "", "< 300 MB", r["rss_many_used_mb"] < 300),
         lambda: ("toggle seen by instance B", f"p99 {r['toggle_p99_ms']:.1f} ms", f"p50 {r['toggle_p50_ms']:.1f} ms", "p99 < 1 s", r["toggle_p99_ms"] < 1000),
     ]
     print("\n| measurement | Portcullis | ratio to the anchor in this run | target | met |")
