@@ -41,7 +41,8 @@ struct DatabaseOutageTests {
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
             for try await (done) in terminated.decode(Bool.self) { #expect(done) }
             #expect(try await eventually { database.isReachable } != nil)
-            #expect(try await listeners() == 1)
+            // The terminated backend may linger in pg_stat_activity for a moment on a loaded machine.
+            #expect(try await eventually { try await listeners() == 1 } != nil)
             _ = try await gateway.signUp("after@example.com", tenant: tenant)
             #expect(try await gateway.send(.get, "/readyz").status == .ok)
         }
