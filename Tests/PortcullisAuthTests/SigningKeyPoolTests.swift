@@ -14,7 +14,10 @@ struct SigningKeyPoolTests {
         let maker = Maker()
         let pool = SigningKeyPool(size: 2, generate: maker.generate)
         try await Self.running(pool) {
-            try await Self.until { TenantSettings.SigningAlgorithm.allCases.allSatisfy { pool.available($0) == 2 } }
+            try #require(
+                try await eventually(within: .seconds(30)) {
+                    TenantSettings.SigningAlgorithm.allCases.allSatisfy { pool.available($0) == 2 }
+                } != nil)
             let made = maker.made
             // Key generation now blocks: a take that needed it would not return.
             maker.hold()
@@ -24,7 +27,7 @@ struct SigningKeyPoolTests {
             #expect(maker.made == made, "a take made a key")
             #expect(pool.available(.rs256) == 0)
             maker.release()
-            try await Self.until { pool.available(.rs256) == 2 }
+            try #require(try await eventually(within: .seconds(30)) { pool.available(.rs256) == 2 } != nil)
             #expect(maker.made == made + 2)
         }
     }
@@ -34,13 +37,13 @@ struct SigningKeyPoolTests {
         let maker = Maker()
         let pool = SigningKeyPool(size: 2, generate: maker.generate)
         try await Self.running(pool) {
-            try await Self.until { pool.available(.es256) == 2 }
+            try #require(try await eventually(within: .seconds(30)) { pool.available(.es256) == 2 } != nil)
             let kids = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<7 { group.addTask { try await pool.take(.es256).kid } }
                 return try await group.reduce(into: [String]()) { $0.append($1) }
             }
             #expect(Set(kids).count == 7)
-            try await Self.until { pool.available(.es256) == 2 }
+            try #require(try await eventually(within: .seconds(30)) { pool.available(.es256) == 2 } != nil)
         }
     }
 
@@ -50,7 +53,10 @@ struct SigningKeyPoolTests {
             let maker = Maker()
             let pool = SigningKeyPool(size: 1, generate: maker.generate)
             try await Self.running(pool) {
-                try await Self.until { TenantSettings.SigningAlgorithm.allCases.allSatisfy { pool.available($0) == 1 } }
+                try #require(
+                    try await eventually(within: .seconds(30)) {
+                        TenantSettings.SigningAlgorithm.allCases.allSatisfy { pool.available($0) == 1 }
+                    } != nil)
                 let keyrings = KeyringService(
                     keys: harness.signingKeys, tenants: harness.tenantCache, masterKey: AuthHarness.masterKey,
                     clock: harness.clock, logger: TestDatabase.logger, generateKey: { try await pool.take($0) })
@@ -86,14 +92,6 @@ struct SigningKeyPoolTests {
             defer { group.cancelAll() }
             guard let first = try await group.next(), let value = first else { throw Timeout() }
             return value
-        }
-    }
-
-    private static func until(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw Timeout() }
-            try await Task.sleep(for: .milliseconds(5))
         }
     }
 
