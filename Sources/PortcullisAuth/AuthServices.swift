@@ -47,6 +47,9 @@ public struct AuthServices: Sendable {
         /// Signing keys of each algorithm made ahead for new tenants' first requests
         /// (``SigningKeyPool``; 0: each key is made when it is needed).
         public var signingKeyPoolSize = 4
+        /// The bytes tenant state may hold in memory (`cache.tenant_bytes`), shared among
+        /// settings, keyrings and provider configurations.
+        public var tenantCache = TenantCacheBudget()
 
         /// A configuration.
         public init(
@@ -120,13 +123,17 @@ public struct AuthServices: Sendable {
         self.database = database
         let tenants = TenantRepository(database: database, logger: logger)
         let projectConfig = ProjectConfigRepository(database: database, projectId: configuration.projectId, logger: logger)
-        let tenantSettings = TenantSettingsCache(tenants: tenants, projectConfig: projectConfig)
+        let budget = configuration.tenantCache
+        let tenantSettings = TenantSettingsCache(
+            tenants: tenants, projectConfig: projectConfig, limit: budget.settings,
+            metrics: CacheMetrics(cache: "tenant_settings", factory: metrics))
         let users = UserRepository(database: database, logger: logger)
         let signingKeys = SigningKeyRepository(database: database, logger: logger)
         let keyPool = SigningKeyPool(size: configuration.signingKeyPoolSize)
         let keyrings = KeyringService(
             keys: signingKeys, tenants: tenantSettings, masterKey: configuration.masterKey,
             jwksMaxAgeSeconds: configuration.jwksMaxAgeSeconds, clock: clock, logger: logger,
+            cacheLimit: budget.keyrings, cacheMetrics: CacheMetrics(cache: "keyrings", factory: metrics),
             generateKey: { try await keyPool.take($0) })
         let revocation = RevocationCache(users: users)
         let verifiedTokens = VerifiedTokenCache()
@@ -134,7 +141,7 @@ public struct AuthServices: Sendable {
         let tokens = TokenService(
             database: database, keyrings: keyrings, tenants: tenantSettings, sessions: sessions,
             successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens,
-            projectId: configuration.projectId, publicURL: configuration.publicURL, clock: clock, metrics: metrics)
+            projectId: configuration.projectId, publicURL: configuration.publicURL, clock: clock)
         let passwords = PasswordHashingService(
             defaultParameters: configuration.passwordHashing,
             pool: HashingPool(maximumPendingPerTenant: configuration.maximumPendingHashes), metrics: metrics)
@@ -143,7 +150,9 @@ public struct AuthServices: Sendable {
             database: database, users: users, links: links, tenants: tenantSettings, tokens: tokens, passwords: passwords,
             abuse: configuration.abuseGuard, clock: clock)
         let providerConfigs = IdentityProviderRepository(database: database, logger: logger)
-        let providers = IdentityProviderCache(repository: providerConfigs)
+        let providers = IdentityProviderCache(
+            repository: providerConfigs, limit: budget.providers,
+            metrics: CacheMetrics(cache: "identity_providers", factory: metrics))
         // One outbound client for everything the daemon fetches, under the operator's network policy.
         let outbound = OutboundHTTPClient(
             configuration: .init(policy: OutboundPolicy(allowedPrivateNetworks: configuration.outboundAllowedNetworks)),

@@ -6,7 +6,8 @@ public import PortcullisCrypto
 public import PortcullisStore
 import Synchronization
 
-/// Per-tenant signing keys: built once per instance, cached, rebuilt on NOTIFY.
+/// Per-tenant signing keys: built once per instance on first use, cached within the
+/// keyrings' share of `cache.tenant_bytes`, rebuilt on NOTIFY or after eviction.
 ///
 /// A tenant's first key is taken on first use (new tenants and the project's users alike)
 /// from the ``SigningKeyPool``, made ahead, once per instance however many requests find
@@ -24,7 +25,7 @@ public final class KeyringService: InvalidationSubscriber {
     private let keys: SigningKeyRepository
     private let tenants: TenantSettingsCache
     private let masterKey: MasterKey
-    private let cache = GuardedCache<String, Keyring>(capacity: 1_000_000)
+    private let cache: GuardedCache<String, Keyring>
     /// The first keys being made, by tenant: a new tenant's first requests arrive together,
     /// and each making an RSA key of its own would take all the cores for seconds, only for
     /// one key to be kept.
@@ -37,12 +38,15 @@ public final class KeyringService: InvalidationSubscriber {
     public let clock: any WallClock
 
     /// A service over the key table, opening keys with `masterKey` and making new ones with
-    /// `generateKey` (``generate(_:)`` unless a test counts them).
+    /// `generateKey` (``generate(_:)`` unless a test counts them); it keeps keyrings
+    /// least-recently-used, their ``Keyring/estimatedBytes`` adding up to at most `cacheLimit`.
     public init(
         keys: SigningKeyRepository, tenants: TenantSettingsCache, masterKey: MasterKey, jwksMaxAgeSeconds: Int = 300,
-        clock: any WallClock, logger: Logger,
+        clock: any WallClock, logger: Logger, cacheLimit: Int = TenantCacheBudget().keyrings,
+        cacheMetrics: CacheMetrics = .none,
         generateKey: @escaping @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey = KeyringService.generate
     ) {
+        self.cache = GuardedCache(limit: cacheLimit, cost: { $0.estimatedBytes }, metrics: cacheMetrics)
         self.generateKey = generateKey
         self.keys = keys
         self.tenants = tenants
@@ -58,6 +62,11 @@ public final class KeyringService: InvalidationSubscriber {
     /// The tenant's keyring (`nil`: project users), from memory when cached.
     public func keyring(tenant: TenantScope) async throws -> Keyring {
         try await cache.value(for: tenant.key) { try await load(tenant: tenant) }
+    }
+
+    /// The tenant's keyring if this instance holds it, leaving the eviction order alone.
+    public func cached(tenant: TenantScope) -> Keyring? {
+        cache.cached(tenant.key)
     }
 
     private func load(tenant: TenantScope) async throws -> Keyring {

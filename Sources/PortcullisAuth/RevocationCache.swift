@@ -17,7 +17,7 @@ public final class RevocationCache: InvalidationSubscriber {
     }
 
     private let users: UserRepository
-    private let entries = GuardedCache<Key, State?>(capacity: 100_000)
+    private let entries = GuardedCache<Key, State?>(limit: 100_000)
 
     /// A cache in front of the user table.
     public init(users: UserRepository) {

@@ -28,7 +28,7 @@ public final class ServiceAccountKeyCache: InvalidationSubscriber {
     }
 
     private let accounts: ServiceAccountRepository
-    private let entries = GuardedCache<Lookup, [Entry]>(capacity: 100_000)
+    private let entries = GuardedCache<Lookup, [Entry]>(limit: 100_000)
 
     /// A cache in front of the service-account table.
     public init(accounts: ServiceAccountRepository) {

@@ -1,4 +1,3 @@
-public import CoreMetrics
 import Foundation
 public import PortcullisCore
 public import PortcullisCrypto
@@ -27,13 +26,16 @@ public struct TokenService: Sendable {
     public let projectId: String
     let publicURL: String
     let clock: any WallClock
-    let metrics: any MetricsFactory
+    /// The sessions it started, by provider and tenant (`portcullis_sign_ins_total`).
+    public let signIns = CounterFamily(
+        name: "portcullis_sign_ins_total", help: "Sessions started (sign-ups, sign-ins, re-authentications) by provider and tenant",
+        labelNames: ["provider", "tenant"])
 
-    /// A token service for one project, counting the sessions it starts with `metrics`.
+    /// A token service for one project.
     public init(
         database: Database, keyrings: KeyringService, tenants: TenantSettingsCache, sessions: RefreshSessionRepository,
         successorKey: RefreshTokenKey, verified: VerifiedTokenCache, projectId: String, publicURL: String,
-        clock: any WallClock, metrics: any MetricsFactory = NOOPMetricsHandler.instance
+        clock: any WallClock
     ) {
         self.database = database
         self.keyrings = keyrings
@@ -44,7 +46,6 @@ public struct TokenService: Sendable {
         self.projectId = projectId
         self.publicURL = publicURL
         self.clock = clock
-        self.metrics = metrics
     }
 
     /// `<public URL>/<project>` or `<public URL>/<project>/tenants/<tenant>`.
@@ -226,10 +227,7 @@ public struct TokenService: Sendable {
                 developerClaims: pending.developerClaims, signer: pending.signer)
         }
         // Every sign-in, sign-up and re-authentication starts a session here, whatever its provider.
-        Counter(
-            label: "portcullis_sign_ins_total",
-            dimensions: [("provider", pending.start.signInProvider), ("tenant", user.scope.key)], factory: metrics
-        ).increment()
+        signIns.increment([pending.start.signInProvider, user.scope.key])
         return SessionTokens(idToken: idToken, refreshToken: pending.refresh.string, expiresIn: lifetime)
     }
 

@@ -26,6 +26,9 @@ public struct Keyring: Sendable {
     private let held: [String: HeldKey]
     /// `{"keys": [...]}` with every published public key, the next one included.
     public let jwks: JSONValue
+    /// About the heap the keyring holds (its signers and its JWKS), for the byte bound of the
+    /// cache that keeps it.
+    public let estimatedBytes: Int
 
     /// The key new tokens are signed with (until ``next`` takes over).
     public var activeKid: String { active.kid }
@@ -70,6 +73,17 @@ public struct Keyring: Sendable {
         if let next { published.append(next.key.publicJWK) }
         published += keys.filter { $0.kid != active.kid && $0.kid != next?.key.kid }.map(\.publicJWK)
         self.jwks = .object(["keys": .array(published)])
+        self.estimatedBytes = held.values.reduce(512) { $0 + Self.estimatedBytes(of: $1.algorithm) }
+    }
+
+    /// One held key: its signer (an RSA private key with its precomputed values is the
+    /// heaviest, an Ed25519 key the lightest) and its public JWK.
+    private static func estimatedBytes(of algorithm: TenantSettings.SigningAlgorithm) -> Int {
+        switch algorithm {
+        case .rs256: 6_144
+        case .es256: 2_048
+        case .edDSA: 1_536
+        }
     }
 
     /// Signs `payload` with the key that signs at the Unix second `now` (``next`` once its

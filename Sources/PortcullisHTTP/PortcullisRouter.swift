@@ -13,7 +13,10 @@ public func buildRouter(
     if !configuration.trustedProxies.isEmpty {
         router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
     }
-    HealthRoutes(database: services.database, migrator: services.migrator, metrics: metrics, drain: drain).register(on: router)
+    HealthRoutes(
+        database: services.database, migrator: services.migrator, metrics: metrics,
+        counters: [metrics.tenantRequests, services.tokens.signIns], drain: drain
+    ).register(on: router)
 
     let authenticator = AdminAuthenticator(
         keys: services.adminKeys, projectId: projectId,

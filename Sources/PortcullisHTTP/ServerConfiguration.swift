@@ -51,6 +51,8 @@ public struct ServerConfiguration: Sendable {
     public var acceptsEmulatorAdminCredential = false
     /// Signing keys of each algorithm made ahead for new tenants' first requests (0: on demand).
     public var signingKeyPoolSize = 4
+    /// The bytes tenant state may hold in memory (`cache.tenant_bytes`).
+    public var tenantCache = TenantCacheBudget()
 
     /// Creates a configuration.
     public init(
@@ -93,6 +95,7 @@ extension ServerConfiguration {
             jwksMaxAgeSeconds: jwksMaxAgeSeconds, cacheRefreshInterval: cacheRefreshInterval,
             outboundAllowedNetworks: outboundAllowedNetworks, emailDelivery: emailDelivery, clock: clock)
         services.signingKeyPoolSize = signingKeyPoolSize
+        services.tenantCache = tenantCache
         return services
     }
 }

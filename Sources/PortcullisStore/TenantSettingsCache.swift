@@ -3,79 +3,110 @@ import Synchronization
 
 /// Each instance's in-memory copy of tenant settings and project config.
 ///
-/// Reads are a dictionary lookup under a mutex: the hot paths never wait on
-/// PostgreSQL once a tenant is cached. Entries are dropped by
-/// ``InvalidationEvent``s: this instance's own as its writes commit (so it sees its own
-/// change on the very next request), the others' from the listener. Unknown tenant ids
-/// are cached as absent so a flood of them cannot reach the database.
+/// Reads are a lookup under a mutex: the hot paths never wait on PostgreSQL once a tenant
+/// is cached. Tenants are loaded on first use and kept least-recently-used within their share
+/// of `cache.tenant_bytes` (``TenantCacheBudget``); an evicted tenant reloads on its next
+/// request. Entries are dropped by ``InvalidationEvent``s: this instance's own as its writes
+/// commit (so it sees its own change on the very next request), the others' from the
+/// listener. Unknown tenant ids are cached as absent, apart and bounded in number, so a flood
+/// of them can neither reach the database nor evict the tenants that exist.
 public final class TenantSettingsCache: InvalidationSubscriber {
-    private enum Entry {
-        case present(Tenant)
-        case absent
+    /// A cached tenant; not `current` once a full flush kept it as last known.
+    private struct Slot {
+        var tenant: Tenant
+        var current: Bool
     }
 
     private struct State {
-        var tenants: [String: Entry] = [:]
+        var tenants: LeastRecentlyUsed<String, Slot>
+        var absent = LeastRecentlyUsed<String, Void>(limit: TenantSettingsCache.maximumAbsentEntries)
         var project: ProjectConfig?
-        var absentCount = 0
         /// Bumped by every full flush; a load that started before one is not stored.
         var generation: UInt64 = 0
-        /// The newest version an event announced for each tenant (`Int64.max`: deleted), and
-        /// for the project config: a load is stored when nothing was announced for it while it
-        /// ran, or when it read that version or a newer one. A load that read older data
-        /// than a change announced meanwhile is not stored; one that read the change is,
-        /// whatever else was invalidated meanwhile.
+        /// The newest version an event announced for each tenant (`Int64.max`: deleted) since
+        /// the last full flush, and for the project config: a load is stored when nothing was
+        /// announced for it while it ran, or when it read that version or a newer one. A load
+        /// that read older data than a change announced meanwhile is not stored; one that read
+        /// the change is, whatever else was invalidated meanwhile.
         var announced: [String: Int64] = [:]
         var projectAnnounced: Int64 = 0
-        /// What the last full flush dropped, served only when a load fails with `UNAVAILABLE`
-        /// (see `GuardedCache`); an event naming an entry drops it here too.
-        var lastKnown: [String: Tenant] = [:]
+        /// What the last full flush dropped of the project config, served only when a load
+        /// fails with `UNAVAILABLE` (a tenant's stays in its slot; see `GuardedCache`).
         var lastKnownProject: ProjectConfig?
     }
 
     /// Bound on cached "no such tenant" answers.
     static let maximumAbsentEntries = 10_000
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let tenants: TenantRepository
     private let projectConfig: ProjectConfigRepository
+    private let metrics: CacheMetrics
 
-    /// A cache in front of the two repositories.
-    public init(tenants: TenantRepository, projectConfig: ProjectConfigRepository) {
+    /// A cache in front of the two repositories, holding tenants whose ``cost(of:)`` adds up to
+    /// at most `limit` bytes.
+    public init(
+        tenants: TenantRepository, projectConfig: ProjectConfigRepository, limit: Int = TenantCacheBudget().settings,
+        metrics: CacheMetrics = .none
+    ) {
         self.tenants = tenants
         self.projectConfig = projectConfig
+        self.state = Mutex(State(tenants: LeastRecentlyUsed(limit: limit)))
+        self.metrics = metrics
+    }
+
+    /// About the heap a cached tenant holds: the settings' fixed fields, then what grows with
+    /// them (strings, domain lists, a delivery channel).
+    public static func cost(of tenant: Tenant) -> Int {
+        let settings = tenant.settings
+        var bytes = 1_536 + tenant.id.utf8.count + (settings.displayName?.utf8.count ?? 0)
+        bytes += settings.authorizedDomains.reduce(0) { $0 + 48 + $1.utf8.count }
+        bytes += settings.trustedEmailDomains.reduce(0) { $0 + 96 + $1.domain.utf8.count + $1.tenantIds.count * 48 }
+        if settings.emailDelivery != nil { bytes += 512 }
+        return bytes
+    }
+
+    /// The tenant's current settings if this instance holds them, leaving the eviction order alone.
+    public func cached(id: String) -> Tenant? {
+        state.withLock { state in state.tenants.peek(id).flatMap { $0.current ? $0.tenant : nil } }
     }
 
     /// The tenant, from memory when cached; `nil` when it does not exist.
     public func tenant(id: String) async throws -> Tenant? {
-        let (cached, generation, announced) = state.withLock { ($0.tenants[id], $0.generation, $0.announced[id]) }
-        switch cached {
-        case .present(let tenant): return tenant
-        case .absent: return nil
-        case nil: break
+        let (cached, generation, announced) = state.withLock { state -> (Tenant??, UInt64, Int64?) in
+            if let slot = state.tenants.value(for: id), slot.current { return (.some(slot.tenant), 0, nil) }
+            if state.absent.value(for: id) != nil { return (.some(nil), 0, nil) }
+            return (nil, state.generation, state.announced[id])
         }
+        if let cached {
+            metrics.recordHit()
+            return cached
+        }
+        metrics.recordMiss()
         let loaded: Tenant?
         do {
             loaded = try await tenants.find(id: id)
         } catch let error as AuthError where error.code == .unavailable {
-            guard let lastKnown = state.withLock({ $0.lastKnown[id] }) else { throw error }
+            guard let lastKnown = state.withLock({ $0.tenants.peek(id)?.tenant }) else { throw error }
             return lastKnown
         }
         state.withLock { state in
-            state.lastKnown[id] = nil
-            guard state.generation == generation else { return }
             let newest = state.announced[id]
-            guard newest == announced || (loaded.map { $0.version >= newest ?? 0 } ?? false) else { return }
-            if let loaded {
-                state.tenants[id] = .present(loaded)
-            } else {
-                if state.absentCount >= Self.maximumAbsentEntries {
-                    state.tenants = state.tenants.filter { if case .present = $0.value { true } else { false } }
-                    state.absentCount = 0
-                }
-                state.tenants[id] = .absent
-                state.absentCount += 1
+            guard state.generation == generation,
+                newest == announced || (loaded.map { $0.version >= newest ?? 0 } ?? false)
+            else {
+                // Not stored; a last-known copy older than what was loaded must not outlive the load.
+                if state.tenants.peek(id)?.current == false { state.tenants.removeValue(for: id) }
+                return
             }
+            if let loaded {
+                let evicted = state.tenants.insert(Slot(tenant: loaded, current: true), for: id, cost: Self.cost(of: loaded))
+                metrics.recordEvictions(evicted)
+            } else {
+                state.tenants.removeValue(for: id)
+                state.absent.insert((), for: id, cost: 1)
+            }
+            metrics.record(state.tenants)
         }
         return loaded
     }
@@ -114,11 +145,11 @@ public final class TenantSettingsCache: InvalidationSubscriber {
             case .tenant(let id, let version):
                 let announced = version == 0 ? Int64.max : version
                 state.announced[id] = max(state.announced[id] ?? 0, announced)
-                state.lastKnown[id] = nil
+                state.absent.removeValue(for: id)
                 // An echo (our own commit's, then the listener's): the cached copy is already this version.
-                if case .present(let cached) = state.tenants[id], cached.version >= announced { return }
-                if case .absent = state.tenants[id] { state.absentCount -= 1 }
-                state.tenants[id] = nil
+                if let slot = state.tenants.peek(id), slot.current, slot.tenant.version >= announced { return }
+                state.tenants.removeValue(for: id)
+                metrics.record(state.tenants)
             case .projectConfig(let version):
                 state.projectAnnounced = max(state.projectAnnounced, version)
                 state.lastKnownProject = nil
@@ -138,11 +169,10 @@ public final class TenantSettingsCache: InvalidationSubscriber {
             state.generation &+= 1
             // Kept as last known: a flush just before an outage must not leave forward auth
             // without settings for it.
-            for case (let id, .present(let tenant)) in state.tenants { state.lastKnown[id] = tenant }
+            state.tenants.update { _, slot in Slot(tenant: slot.tenant, current: false) }
             state.lastKnownProject = state.project ?? state.lastKnownProject
-            state.tenants = [:]
             state.project = nil
-            state.absentCount = 0
+            state.absent.removeAll()
             // Loads that began before the flush are refused by the generation already.
             state.announced = [:]
         }

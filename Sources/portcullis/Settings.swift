@@ -32,6 +32,7 @@ struct Settings: Sendable, Equatable {
     var logLevel = Logger.Level.info
     var logFormat = LogFormat.text
     var cacheRefreshSeconds = 60
+    var tenantCacheBytes = TenantCacheBudget.defaultBytes
     /// Loaded only by commands that sign tokens (`serve`, `dev`).
     var masterKey: MasterKeySetting?
     var limits = AbuseLimits()
@@ -72,13 +73,15 @@ struct Settings: Sendable, Equatable {
     }
 
     private func configuration(masterKey: MasterKey) -> ServerConfiguration {
-        ServerConfiguration(
+        var configuration = ServerConfiguration(
             projectId: projectId, publicURL: publicURL, host: listenHost, port: listenPort, database: database,
             apiKeys: apiKeys, cacheRefreshInterval: .seconds(cacheRefreshSeconds), masterKey: masterKey,
             abuseGuard: AbuseGuard(limits: limits), keyRotationPeriod: .seconds(keyRotationDays * 86_400),
             trustedProxies: trustedProxies, idleTimeout: .seconds(idleTimeoutSeconds),
             requestTimeout: .seconds(requestTimeoutSeconds), clock: SystemClock(), outboundAllowedNetworks: outboundAllowedNetworks,
             emailDelivery: emailDelivery, drainDelay: .seconds(drainSeconds))
+        configuration.tenantCache = TenantCacheBudget(bytes: tenantCacheBytes)
+        return configuration
     }
 }
 
@@ -315,6 +318,8 @@ struct SettingsLoader {
             listenHost: host, listenPort: port, publicURL: publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL,
             projectId: projectId, database: database, apiKeys: apiKeys, logLevel: level, logFormat: format,
             cacheRefreshSeconds: try int("cache.refresh_seconds", default: 60, range: 1...86_400),
+            tenantCacheBytes: try int(
+                "cache.tenant_bytes", default: TenantCacheBudget.defaultBytes, range: (1 << 20)...(1 << 40)),
             masterKey: requiresMasterKey
                 ? try masterKey(file: string("master_key.file"), variable: string("master_key.env")) : nil,
             limits: limits, keyRotationDays: try int("keys.rotation_days", default: 30, range: 1...3650),

@@ -167,7 +167,7 @@ struct GuardedCacheTests {
 
     @Test("a load in flight when an invalidation lands is returned but not stored")
     func invalidationWinsOverLoadInFlight() async throws {
-        let cache = GuardedCache<String, Int>(capacity: 10)
+        let cache = GuardedCache<String, Int>(limit: 10)
         let gate = Gate()
         async let stale = cache.value(for: "k") {
             await gate.pass()
@@ -186,9 +186,27 @@ struct GuardedCacheTests {
         #expect(cache.cached("k") == nil)
     }
 
+    @Test("an invalidation of another key leaves a load in flight to be stored; a wider one does not")
+    func otherKeysInvalidationSparesLoad() async throws {
+        let cache = GuardedCache<String, Int>(limit: 10)
+        for wide in [false, true] {
+            cache.invalidateAll()
+            let gate = Gate()
+            async let loaded = cache.value(for: "k") {
+                await gate.pass()
+                return 1
+            }
+            await gate.untilStarted()
+            if wide { cache.invalidate { $0 == "other" } } else { cache.invalidate("other") }
+            await gate.open()
+            #expect(try await loaded == 1)
+            #expect(cache.cached("k") == (wide ? nil : 1), "wide: \(wide)")
+        }
+    }
+
     @Test("a flush keeping last known serves it only to a load that fails UNAVAILABLE, and never after a change to its key")
     func lastKnownThroughAnOutage() async throws {
-        let cache = GuardedCache<String, Int>(capacity: 10)
+        let cache = GuardedCache<String, Int>(limit: 10)
         let down: @Sendable () async throws -> Int = { throw AuthError(.unavailable) }
         _ = try await cache.value(for: "a") { 1 }
         _ = try await cache.value(for: "b") { 2 }

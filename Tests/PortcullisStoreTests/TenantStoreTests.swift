@@ -104,6 +104,34 @@ struct TenantStoreTests {
         }
     }
 
+    @Test("past its bytes the cache evicts the least recently used tenant; unknown ids, cached apart, evict none")
+    func cacheBound() async throws {
+        try await TestDatabase.withDatabase { database in
+            let logger = TestDatabase.logger
+            let tenants = TenantRepository(database: database, logger: logger)
+            let first = try await tenants.create(settings: TenantSettings(), actor: "test")
+            let second = try await tenants.create(settings: TenantSettings(), actor: "test")
+            // Room for one tenant and a half.
+            let limit = TenantSettingsCache.cost(of: first) * 3 / 2
+            let cache = TenantSettingsCache(
+                tenants: tenants, projectConfig: ProjectConfigRepository(database: database, projectId: "p", logger: logger),
+                limit: limit)
+            #expect(try await cache.tenant(id: first.id) == first)
+            for index in 0..<200 { #expect(try await cache.tenant(id: "nobody-\(index)") == nil) }
+            #expect(cache.cached(id: first.id) == first, "unknown tenant ids evicted a tenant")
+            #expect(try await cache.tenant(id: second.id) == second)
+            #expect(cache.cached(id: first.id) == nil)
+            #expect(cache.cached(id: second.id) == second)
+            // The evicted tenant reloads, as it is now.
+            _ = try await tenants.update(id: first.id, actor: "test") {
+                var next = $0
+                next.enableAnonymousUser = true
+                return next
+            }
+            #expect(try await cache.tenant(id: first.id)?.settings.enableAnonymousUser == true)
+        }
+    }
+
     @Test("the listener applies NOTIFY from another pool to this cache")
     func listener() async throws {
         try await TestDatabase.withDatabase { database in

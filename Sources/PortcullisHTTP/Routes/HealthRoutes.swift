@@ -1,4 +1,5 @@
 import Hummingbird
+import PortcullisAuth
 import PortcullisCore
 import PortcullisStore
 import Prometheus
@@ -9,6 +10,8 @@ struct HealthRoutes {
     let database: Database
     let migrator: Migrator
     let metrics: HTTPMetrics
+    /// The families rendered after the registry's (``CounterFamily``).
+    let counters: [CounterFamily]
     let drain: Drain
 
     func register(on router: Router<PortcullisRequestContext>) {
@@ -32,7 +35,13 @@ struct HealthRoutes {
             maximum.set(Int64(database.settings.maximumConnections))
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
+                body: .init(byteBuffer: ByteBuffer(bytes: Self.render(metrics.registry, counters))))
         }
+    }
+
+    private static func render(_ registry: PrometheusCollectorRegistry, _ counters: [CounterFamily]) -> [UInt8] {
+        var bytes = registry.emitToBuffer()
+        for family in counters { family.emit(into: &bytes) }
+        return bytes
     }
 }
