@@ -39,7 +39,7 @@ public final class KeyringService: InvalidationSubscriber {
 
     /// A service over the key table, opening keys with `masterKey` and making new ones with
     /// `generateKey` (``generate(_:)`` unless a test counts them); it keeps keyrings
-    /// least-recently-used, their ``Keyring/estimatedBytes`` adding up to at most `cacheLimit`.
+    /// least-recently-used, their `Keyring.estimatedBytes` adding up to at most `cacheLimit`.
     public init(
         keys: SigningKeyRepository, tenants: TenantSettingsCache, masterKey: MasterKey, jwksMaxAgeSeconds: Int = 300,
         clock: any WallClock, logger: Logger, cacheLimit: Int = TenantCacheBudget().keyrings,

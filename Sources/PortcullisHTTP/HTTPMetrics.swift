@@ -12,7 +12,7 @@ public final class HTTPMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let series = Mutex<[Key: (Counter, DurationHistogram)]>([:])
     /// Successful requests by the tenant they acted for: a family apart from the registry,
-    /// which grows with the tenants (``CounterFamily``).
+    /// which grows with the tenants (`CounterFamily`).
     public let tenantRequests = CounterFamily(
         name: "portcullis_tenant_requests_total", help: "Successful HTTP requests by the tenant they acted for",
         labelNames: ["tenant"])

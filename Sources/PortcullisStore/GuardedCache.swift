@@ -10,7 +10,7 @@ import Synchronization
 /// invalidation of its key (nor a wider one) happened since the load began; the caller still
 /// gets the value it loaded.
 ///
-/// The entries' costs (bytes, for the tenant state of ``CacheBudget``; one each otherwise)
+/// The entries' costs (bytes, for the tenant state of ``TenantCacheBudget``; one each otherwise)
 /// add up to at most the limit: a fill past it evicts the least recently used entries, which
 /// reload on their next use.
 ///

@@ -11,7 +11,7 @@ public final class IdentityProviderCache: InvalidationSubscriber {
     private let repository: IdentityProviderRepository
     private let entries: GuardedCache<String, [String: IdentityProvider]>
 
-    /// A cache over the repository, holding tenants' configurations whose ``cost(of:)`` adds
+    /// A cache over the repository, holding tenants' configurations whose `cost(of:)` adds
     /// up to at most `limit` bytes.
     public init(repository: IdentityProviderRepository, limit: Int = TenantCacheBudget().providers, metrics: CacheMetrics = .none) {
         self.repository = repository
