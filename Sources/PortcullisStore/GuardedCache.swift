@@ -32,7 +32,8 @@ public final class GuardedCache<Key: Hashable & Sendable, Value: Sendable>: Send
         /// Bumped by every invalidation of more than one key.
         var generation: UInt64 = 0
         /// Bumped by every invalidation of one key; `invalidated` holds the stamp of each key
-        /// invalidated while loads were in flight (emptied when none is), so a load is refused
+        /// invalidated while loads were in flight (emptied when none is, and by every wider
+        /// invalidation, the periodic flush among them), so a load is refused
         /// only for its own key: a burst of new tenants, each invalidating its keyring as its
         /// first key commits, does not refuse every other tenant's load in flight.
         var stamp: UInt64 = 0
@@ -115,6 +116,8 @@ public final class GuardedCache<Key: Hashable & Sendable, Value: Sendable>: Send
     public func invalidate(where predicate: @Sendable (Key) -> Bool) {
         state.withLock { state in
             state.generation &+= 1
+            // The generation refuses every load in flight: the per-key stamps are moot.
+            state.invalidated.removeAll(keepingCapacity: true)
             state.slots.removeAll { key, _ in predicate(key) }
             metrics.record(state.slots)
         }
@@ -125,6 +128,7 @@ public final class GuardedCache<Key: Hashable & Sendable, Value: Sendable>: Send
     public func invalidateAll(keepingLastKnown: Bool = false) {
         state.withLock { state in
             state.generation &+= 1
+            state.invalidated.removeAll(keepingCapacity: true)
             if keepingLastKnown {
                 state.slots.update { _, slot in Slot(value: slot.value, current: false) }
             } else {
