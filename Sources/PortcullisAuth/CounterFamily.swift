@@ -28,11 +28,6 @@ public final class CounterFamily: Sendable {
         counts.withLock { $0[labelValues, default: 0] += 1 }
     }
 
-    /// The series of `labelValues`, 0 if it never counted.
-    public func value(_ labelValues: [String]) -> Int {
-        counts.withLock { $0[labelValues] ?? 0 }
-    }
-
     /// Appends the family in Prometheus' text format (nothing while it has no series).
     public func emit(into buffer: inout [UInt8]) {
         let series = counts.withLock { $0 }
