@@ -98,6 +98,9 @@ public final class KeyringService: InvalidationSubscriber {
             // fail the others waiting for the same key.
             let task = Task { [self] in
                 defer { _ = firstKeys.withLock { $0.removeValue(forKey: tenant.key) } }
+                // A caller that read "no key" just before another task's key committed can arrive
+                // after that task ended: it finds the key here rather than making one more.
+                if try await keys.published(tenant: tenant, at: now).contains(where: { $0.retireTime == nil }) { return }
                 do {
                     try await keys.activate(
                         tenant: tenant, key: seal(generateKey(algorithm), tenant: tenant),
