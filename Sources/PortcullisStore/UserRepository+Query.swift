@@ -8,44 +8,48 @@ import PostgresNIO
 extension UserRepository {
     /// The accounts `query` selects, sorted and sliced as it says (`accounts:query`).
     public func search(tenant: TenantScope, _ query: UserQuery) async throws -> [User] {
-        let (uid, email, nobody) = Self.filterValues(query.filter)
+        guard case (let condition, var bindings)? = Self.selection(tenant: tenant, query.filter) else { return [] }
+        bindings.append(query.limit)
+        bindings.append(query.offset)
+        let statement = PostgresQuery(
+            unsafeSQL: """
+                SELECT \(Self.columns) FROM users WHERE \(condition)
+                ORDER BY \(Self.orderSQL(query)) LIMIT $\(bindings.count - 1) OFFSET $\(bindings.count)
+                """, binds: bindings)
         return try await database.withConnection { connection in
-            // Each filter is a bound value; the planner drops the conditions whose value is NULL.
-            let rows = try await connection.query(
-                """
-                SELECT \(unescaped: Self.columns) FROM users
-                WHERE tenant_id = \(tenant.key) AND NOT \(nobody)
-                  AND (\(uid)::text IS NULL OR uid = \(uid))
-                  AND (\(email)::text IS NULL OR (email IS NOT NULL AND lower(email) = \(email)))
-                ORDER BY \(unescaped: Self.orderSQL(query))
-                LIMIT \(query.limit) OFFSET \(query.offset)
-                """, logger: logger)
-            return try await Self.decode(rows, tenant: tenant).map(\.0)
+            try await Self.decode(try await connection.query(statement, logger: logger), tenant: tenant).map(\.0)
         }
     }
 
     /// How many accounts `filter` selects (`accounts:query` with `returnUserInfo: false`).
     public func count(tenant: TenantScope, _ filter: UserQuery.Filter) async throws -> Int64 {
-        let (uid, email, nobody) = Self.filterValues(filter)
+        guard let (condition, bindings) = Self.selection(tenant: tenant, filter) else { return 0 }
+        let statement = PostgresQuery(unsafeSQL: "SELECT count(*) FROM users WHERE \(condition)", binds: bindings)
         return try await database.withConnection { connection in
-            let rows = try await connection.query(
-                """
-                SELECT count(*) FROM users
-                WHERE tenant_id = \(tenant.key) AND NOT \(nobody)
-                  AND (\(uid)::text IS NULL OR uid = \(uid))
-                  AND (\(email)::text IS NULL OR (email IS NOT NULL AND lower(email) = \(email)))
-                """, logger: logger)
-            for try await count in rows.decode(Int64.self) { return count }
+            for try await count in try await connection.query(statement, logger: logger).decode(Int64.self) { return count }
             return 0
         }
     }
 
-    private static func filterValues(_ filter: UserQuery.Filter) -> (uid: String?, email: String?, nobody: Bool) {
+    /// The `WHERE` of `filter` in `tenant`, from fixed fragments with each value bound (`nil`:
+    /// it selects nobody). One statement per kind of filter, not one for all with
+    /// `$n IS NULL OR …` per value: the pool forces generic plans, which keep those
+    /// conditions, so a query for one email walked the tenant's whole primary key in uid order
+    /// (10,000,000 users: past the request timeout; BENCHMARKS.md).
+    private static func selection(tenant: TenantScope, _ filter: UserQuery.Filter) -> (String, PostgresBindings)? {
+        var bindings = PostgresBindings()
+        bindings.append(tenant.key)
         switch filter {
-        case .all: (nil, nil, false)
-        case .uid(let uid): (uid, nil, false)
-        case .email(let email): (nil, email, false)
-        case .nobody: (nil, nil, true)
+        case .all:
+            return ("tenant_id = $1", bindings)
+        case .uid(let uid):
+            bindings.append(uid)
+            return ("tenant_id = $1 AND uid = $2", bindings)
+        case .email(let email):
+            bindings.append(email)
+            return ("tenant_id = $1 AND email IS NOT NULL AND lower(email) = $2", bindings)
+        case .nobody:
+            return nil
         }
     }
 
