@@ -46,7 +46,8 @@ public struct RetentionSweeper: Service {
         }
     }
 
-    /// A sweeper that runs every `interval` and keeps what it deletes for `retention`.
+    /// A sweeper that runs every `interval` and keeps what it deletes for `retention`; each
+    /// statement deletes up to `batchSize` codes or messages, or examines `batchSize` sessions.
     public init(
         sessions: RefreshSessionRepository, actionCodes: ActionCodeRepository, outbox: EmailOutboxRepository,
         retention: Duration = .seconds(30 * 86_400), interval: Duration = .seconds(3600), batchSize: Int = 1000,
@@ -81,26 +82,32 @@ public struct RetentionSweeper: Service {
     public func sweep(now: Timestamp) async -> Swept {
         let cutoff = now.adding(seconds: -retention.components.seconds)
         var swept = Swept()
+        // Sessions are walked range by range, so a pass reads each once however few are dead.
+        var cursor: RefreshSessionRepository.SweepCursor?
         swept.sessions = await inBatches("dead refresh sessions") {
-            try await sessions.deleteDeadSessions(rotatedBefore: cutoff.seconds, limit: batchSize)
+            let (deleted, next) = try await sessions.deleteDeadSessions(after: cursor, rotatedBefore: cutoff.seconds, limit: batchSize)
+            cursor = next
+            return (deleted, next != nil)
         }
         swept.actionCodes = await inBatches("spent action codes") {
-            try await actionCodes.deleteSpentCodes(before: cutoff, now: now, limit: batchSize)
+            let deleted = try await actionCodes.deleteSpentCodes(before: cutoff, now: now, limit: batchSize)
+            return (deleted, deleted == batchSize)
         }
         swept.messages = await inBatches("finished outbox messages") {
-            try await outbox.deleteFinished(before: cutoff, limit: batchSize)
+            let deleted = try await outbox.deleteFinished(before: cutoff, limit: batchSize)
+            return (deleted, deleted == batchSize)
         }
         return swept
     }
 
-    /// Deletes in batches (short transactions, short row locks) until a batch comes back short.
-    private func inBatches(_ what: String, _ deleteBatch: () async throws -> Int) async -> Int {
+    /// Deletes in batches (short transactions, short row locks) while a batch says there is more.
+    private func inBatches(_ what: String, _ deleteBatch: () async throws -> (deleted: Int, more: Bool)) async -> Int {
         var total = 0
         do {
             while !Task.isCancelled {
-                let deleted = try await deleteBatch()
+                let (deleted, more) = try await deleteBatch()
                 total += deleted
-                if deleted < batchSize { break }
+                if !more { break }
             }
         } catch {
             logger.warning("sweeping \(what) failed; it runs again at the next pass")

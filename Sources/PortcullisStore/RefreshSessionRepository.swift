@@ -245,23 +245,52 @@ public struct RefreshSessionRepository: Sendable {
             logger: logger)
     }
 
-    /// Deletes up to `limit` sessions that can never refresh again (revoked, or started
-    /// before their user's `validSince`) and were last rotated before `rotatedBefore`.
+    /// Where a sweep of dead sessions goes on: the key of the last session it examined.
+    public struct SweepCursor: Sendable, Equatable {
+        let tenant: String
+        let sessionId: String
+    }
+
+    /// Deletes, among the `limit` sessions after `cursor` in key order (from the first when
+    /// `nil`), those that can never refresh again (revoked, or started before their user's
+    /// `validSince`) and were last rotated before `rotatedBefore`.
     ///
-    /// A maintenance sweep across tenants, like key rotation; rows another instance's
-    /// sweep holds are skipped, so several instances can run it at once.
-    /// - Returns: how many were deleted.
-    public func deleteDeadSessions(rotatedBefore: Int64, limit: Int) async throws -> Int {
-        try await database.changedRows(
-            """
-            WITH dead AS (
-                SELECT s.tenant_id, s.session_id FROM refresh_sessions s
-                JOIN users u ON u.tenant_id = s.tenant_id AND u.uid = s.uid
-                WHERE s.issued_at < \(rotatedBefore) AND (s.revoked OR \(unescaped: Self.revoked(session: "s", user: "u")))
-                LIMIT \(limit) FOR UPDATE OF s SKIP LOCKED)
-            DELETE FROM refresh_sessions r USING dead
-            WHERE r.tenant_id = dead.tenant_id AND r.session_id = dead.session_id
-            RETURNING 1
-            """, logger: logger)
+    /// A pass walks the table range by range, so each statement reads `limit` sessions however
+    /// many there are: one that looked for dead sessions anywhere read every session when few
+    /// were dead, and again for each batch (47 ms with 60,000 sessions; BENCHMARKS.md has it at
+    /// 10,000,000). A maintenance sweep across tenants, like key rotation; rows another
+    /// instance's sweep holds are skipped, so several instances can run it at once.
+    /// - Returns: how many were deleted, and where the next range starts (`nil`: past the last session).
+    public func deleteDeadSessions(
+        after cursor: SweepCursor?, rotatedBefore: Int64, limit: Int
+    ) async throws -> (
+        deleted: Int, next: SweepCursor?
+    ) {
+        try await database.withTransaction { transaction in
+            // Every tenant key sorts after "" (the project's is "" itself, and its session ids are not empty).
+            let rows = try await transaction.query(
+                """
+                WITH range AS (
+                    SELECT tenant_id, session_id FROM refresh_sessions
+                    WHERE (tenant_id, session_id) > (\(cursor?.tenant ?? ""), \(cursor?.sessionId ?? ""))
+                    ORDER BY tenant_id, session_id LIMIT \(limit)),
+                dead AS (
+                    SELECT s.tenant_id, s.session_id FROM range
+                    JOIN refresh_sessions s ON s.tenant_id = range.tenant_id AND s.session_id = range.session_id
+                    JOIN users u ON u.tenant_id = s.tenant_id AND u.uid = s.uid
+                    WHERE s.issued_at < \(rotatedBefore) AND (s.revoked OR \(unescaped: Self.revoked(session: "s", user: "u")))
+                    FOR UPDATE OF s SKIP LOCKED),
+                deleted AS (
+                    DELETE FROM refresh_sessions r USING dead
+                    WHERE r.tenant_id = dead.tenant_id AND r.session_id = dead.session_id
+                    RETURNING 1)
+                SELECT (SELECT count(*) FROM deleted), (SELECT count(*) FROM range), last.tenant_id, last.session_id
+                FROM (SELECT tenant_id, session_id FROM range ORDER BY tenant_id DESC, session_id DESC LIMIT 1) AS last
+                """, logger: logger)
+            for try await (deleted, examined, tenant, sessionId) in rows.decode((Int64, Int64, String, String).self) {
+                return (Int(deleted), examined < limit ? nil : SweepCursor(tenant: tenant, sessionId: sessionId))
+            }
+            return (0, nil)
+        }
     }
 }

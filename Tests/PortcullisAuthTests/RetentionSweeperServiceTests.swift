@@ -31,6 +31,27 @@ struct RetentionSweeperServiceTests {
         try #require(RefreshToken(parsing: refreshToken)).sessionId
     }
 
+    @Test("a pass walks every tenant's sessions range by range: the dead ones go wherever they sort, the live ones stay")
+    func walksAcrossTenants() async throws {
+        try await AuthHarness.run { harness in
+            var kept: [String: Set<String>] = [:]
+            for index in 0..<3 {
+                let tenant = try await harness.createTenant()
+                let live = try await harness.signUp("live\(index)@example.com", tenant: tenant)
+                let dead = try await harness.signUp("dead\(index)@example.com", tenant: tenant)
+                _ = try await harness.adminAccounts.update(
+                    tenant: TenantScope(tenant), uid: dead.user.uid, .init(disabled: true), actor: "test")
+                kept[tenant] = [try Self.id(live.tokens.refreshToken)]
+            }
+            harness.clock.advance(seconds: Self.retention + 1)
+            // A range of one session a statement: the pass crosses every boundary between tenants.
+            #expect(await Self.sweeper(harness).sweep(now: harness.clock.now()).sessions == 3)
+            for (tenant, live) in kept {
+                #expect(try await Self.stored(harness, tenant: tenant) == live)
+            }
+        }
+    }
+
     @Test("dead sessions go one retention after their last rotation, to the second; live ones stay, however old")
     func sweepsOnlyExpiredDeadSessions() async throws {
         try await AuthHarness.run { harness in
