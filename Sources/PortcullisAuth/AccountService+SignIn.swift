@@ -23,6 +23,9 @@ extension AccountService {
         if let client, !abuse.ipSignUps.consume(ClientAddress.limitKey(client), now: now.seconds) {
             throw AuthError(.tooManyAttemptsTryLater)
         }
+        // Read beside the hash rather than after it: in a brand-new tenant this is where its first
+        // key is taken and stored, which then costs the sign-up no time of its own.
+        async let signer = tokens.signer(tenant: tenant)
         var user = User(
             tenantId: tenant.tenantId, uid: Self.newUID(), displayName: profile.displayName, photoURL: profile.photoURL,
             createdAt: now.date, lastLoginAt: now)
@@ -35,7 +38,8 @@ extension AccountService {
             hash = try await passwords.hash(password, settings: settings, tenant: tenant)
             user.hasPassword = true
         }
-        let pending = try await tokens.pendingSession(for: user, signInProvider: method == .anonymous ? "anonymous" : "password", now: now)
+        let pending = tokens.pendingSession(
+            for: user, signInProvider: method == .anonymous ? "anonymous" : "password", now: now, signer: try await signer)
         let (created, started) = try await users.create(user, passwordHash: hash, firstSession: pending.start)
         return SignedIn(user: created, tokens: try tokens.issue(pending, for: created, started: started))
     }

@@ -8,24 +8,34 @@ import Synchronization
 /// key takes tens to hundreds of milliseconds of CPU).
 ///
 /// Holds up to `size` keys of each algorithm. ``take(_:)`` hands one out at once and wakes
-/// the service, which makes the next on NIO's blocking pool; only when a burst of new
-/// tenants has emptied the pool does a caller make its key itself. The keys live in memory
-/// only, as the keyrings' opened keys do, and each is handed out once.
+/// the service, which makes the next on a thread below the hashing threads
+/// (`SigningKey.generateAhead(_:)`); only when a burst of new tenants has emptied the pool
+/// does a caller make its key itself, at normal priority. The keys live in memory only, as
+/// the keyrings' opened keys do, and each is handed out once.
 public final class SigningKeyPool: Service {
     /// The most keys of each algorithm held.
     public let size: Int
     private let generate: @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey
+    private let makeAhead: @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey
     private let keys = Mutex<[TenantSettings.SigningAlgorithm: [SigningKey]]>([:])
     private let wakeups = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
-    /// A pool of `size` keys per algorithm, made by `generate` (``KeyringService/generate(_:)``
-    /// unless a test counts them); 0 makes every key on demand.
+    /// A pool of `size` keys per algorithm, made ahead below the hashing threads, and on the
+    /// caller's path with ``KeyringService/generate(_:)`` when empty; 0 makes every key on demand.
+    public convenience init(size: Int = 4) {
+        self.init(size: size, generate: KeyringService.generate, makeAhead: SigningKey.generateAhead)
+    }
+
+    /// A pool of `size` keys per algorithm, made by `generate` on the caller's path and by
+    /// `makeAhead` (`generate` when `nil`, as when a test counts them) in the background.
     public init(
         size: Int = 4,
-        generate: @escaping @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey = KeyringService.generate
+        generate: @escaping @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey,
+        makeAhead: (@Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey)? = nil
     ) {
         self.size = max(0, size)
         self.generate = generate
+        self.makeAhead = makeAhead ?? generate
         // The first fill starts as soon as the service runs.
         wakeups.continuation.yield()
     }
@@ -58,7 +68,7 @@ public final class SigningKeyPool: Service {
     private func fill() async {
         for algorithm in TenantSettings.SigningAlgorithm.allCases {
             while !Task.isCancelled, available(algorithm) < size {
-                guard let key = try? await generate(algorithm) else { return }
+                guard let key = try? await makeAhead(algorithm) else { return }
                 keys.withLock { $0[algorithm, default: []].append(key) }
             }
         }

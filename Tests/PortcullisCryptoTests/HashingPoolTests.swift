@@ -143,6 +143,19 @@ struct HashingPoolTests {
         #expect(sched_getscheduler(0) == SCHED_OTHER)
     }
 
+    @Test("keys made ahead of need are made below the hashing threads, and are keys like any other")
+    func keysMadeAhead() async throws {
+        let nice = try await SigningKey.runAhead { Self.nice() }
+        #expect(nice == SigningKey.aheadNice)
+        #expect(nice > HashingThreadPriority.nice)
+        for algorithm in TenantSettings.SigningAlgorithm.allCases {
+            let (first, second) = (try await SigningKey.generateAhead(algorithm), try await SigningKey.generateAhead(algorithm))
+            #expect(first.kid != second.kid)
+            let keyring = try await Keyring(active: first, keys: [first, second])
+            #expect(keyring.activeKid == first.kid)
+        }
+    }
+
     private static func nice() -> Int32 {
         getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
     }
