@@ -208,11 +208,17 @@ public struct DatabaseSettings: Sendable, Equatable {
         // ties, and PostgreSQL may pick one that scans the whole tenant. Generic plans
         // estimate from distinct counts instead and always take the index the keys name.
         //
+        // JIT compilation is off: a generic plan's estimates grow with the tenant (a keyset page
+        // of `LIMIT $n` is costed at a third of it), and past PostgreSQL's JIT thresholds every
+        // execution compiled itself first: 100 ms of LLVM for a 7 ms batchGet page, and as much
+        // for a sign-in's lookup by email, at 10,000,000 users (BENCHMARKS.md). Key lookups
+        // never gain from it.
+        //
         // Idle connections are kept alive by TCP instead of by queries: the server probes
         // its end after a minute of silence, so a NAT or firewall in between keeps the flow
         // open and a vanished peer is noticed (PostgreSQL ignores these on Unix sockets).
         configuration.options.additionalStartupParameters = [
-            ("plan_cache_mode", "force_generic_plan"),
+            ("plan_cache_mode", "force_generic_plan"), ("jit", "off"),
             ("tcp_keepalives_idle", "60"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "6"),
         ]
         return configuration

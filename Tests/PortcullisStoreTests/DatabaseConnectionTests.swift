@@ -68,6 +68,23 @@ struct DatabaseConnectionTests {
         }
     }
 
+    @Test("the pool's connections plan generically and never JIT-compile: the session settings every query relies on")
+    func sessionSettings() async throws {
+        let database = Database(settings: try await TestDatabase.create(), logger: TestDatabase.logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await database.run() }
+            defer { group.cancelAll() }
+            let settings = try await database.withConnection { connection in
+                var values: [String] = []
+                let rows = try await connection.query(
+                    "SELECT current_setting('plan_cache_mode'), current_setting('jit')", logger: TestDatabase.logger)
+                for try await (plans, jit) in rows.decode((String, String).self) { values = [plans, jit] }
+                return values
+            }
+            #expect(settings == ["force_generic_plan", "off"])
+        }
+    }
+
     @Test("a connection closed right after checkout: every call still answers within request_timeout, and the pool recovers")
     func closedAfterCheckout() async throws {
         var settings = try await TestDatabase.create()
