@@ -100,15 +100,22 @@ public struct RetentionSweeper: Service {
         return swept
     }
 
-    /// Deletes in batches (short transactions, short row locks) while a batch says there is more.
+    /// Deletes in batches (short transactions, short row locks) while a batch says there is more,
+    /// resting after each as long as it took: a pass over millions of sessions takes minutes of
+    /// database time, and paced it never holds more than half of a connection's (and of a core)
+    /// from the requests beside it.
     private func inBatches(_ what: String, _ deleteBatch: () async throws -> (deleted: Int, more: Bool)) async -> Int {
         var total = 0
         do {
             while !Task.isCancelled {
+                let started = ContinuousClock.now
                 let (deleted, more) = try await deleteBatch()
                 total += deleted
                 if !more { break }
+                try await Task.sleep(for: ContinuousClock.now - started)
             }
+        } catch is CancellationError {
+            // Shutting down mid-pass: the next start sweeps again.
         } catch {
             logger.warning("sweeping \(what) failed; it runs again at the next pass")
         }

@@ -268,12 +268,15 @@ public struct RefreshSessionRepository: Sendable {
     ) {
         try await database.withTransaction { transaction in
             // Every tenant key sorts after "" (the project's is "" itself, and its session ids are not empty).
+            // The range's size is written into the statement, not bound: a generic plan costs
+            // `LIMIT $n` as a third of the table, and joined it to a scan of every session
+            // (1.3 s a range at 10,000,000 sessions) rather than looking up `limit` of them.
             let rows = try await transaction.query(
                 """
                 WITH range AS (
                     SELECT tenant_id, session_id FROM refresh_sessions
                     WHERE (tenant_id, session_id) > (\(cursor?.tenant ?? ""), \(cursor?.sessionId ?? ""))
-                    ORDER BY tenant_id, session_id LIMIT \(limit)),
+                    ORDER BY tenant_id, session_id LIMIT \(unescaped: String(limit))),
                 dead AS (
                     SELECT s.tenant_id, s.session_id FROM range
                     JOIN refresh_sessions s ON s.tenant_id = range.tenant_id AND s.session_id = range.session_id
