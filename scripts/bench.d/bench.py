@@ -608,21 +608,26 @@ def new_tenants(a, end_user, auth):
     timed. The pool holds four keys of each algorithm and makes about five RS256 keys a second
     on one core; a burst of new tenants faster than that waits for key generation, as the
     informational second row shows (100 tenants back to back)."""
-    for name, pause in (("new_tenant", 0.5), ("new_tenant_burst", 0)):
-        log(f"first sign-in in a brand-new tenant (100 RS256 tenants, {'back to back' if pause == 0 else f'one every {pause} s'})")
+    for name, pause in (("new_tenant", 0.5), ("new_tenant_burst", 0), ("old_tenant", 0.5)):
+        log(f"{'sign-up in one existing' if name == 'old_tenant' else 'first sign-in in a brand-new'} tenant "
+            f"(100 RS256 {'sign-ups' if name == 'old_tenant' else 'tenants'}, {'back to back' if pause == 0 else f'one every {pause} s'})")
         new_tenant_sign_ups(a, end_user, auth, name, pause)
 
 
 def new_tenant_sign_ups(a, end_user, auth, name, pause):
-    times = []
+    """100 timed sign-ups, each in a tenant created just before it (for `old_tenant`, the
+    baseline: all in the first one, so only the tenant being new differs)."""
+    times, tenant = [], None
     for index in range(100):
-        status, body = http("POST", f"{a.base}/v2/projects/{PROJECT}/tenants",
-                            {"displayName": "bench-new", "allowPasswordSignup": True, "signingAlgorithm": "RS256"}, auth)
-        assert status == 200, body
+        if tenant is None or name != "old_tenant":
+            status, body = http("POST", f"{a.base}/v2/projects/{PROJECT}/tenants",
+                                {"displayName": "bench-new", "allowPasswordSignup": True, "signingAlgorithm": "RS256"}, auth)
+            assert status == 200, body
+            tenant = body["name"].split("/")[-1]
         time.sleep(pause)
         started = time.monotonic()
         status, body = http("POST", f"{end_user}/accounts:signUp?key={API_KEY}",
-                            {"email": "first@example.com", "password": "correct horse", "tenantId": body["name"].split("/")[-1]})
+                            {"email": f"first{index}@example.com", "password": "correct horse", "tenantId": tenant})
         times.append((time.monotonic() - started) * 1000)
         assert status == 200, body
     times.sort()
@@ -850,10 +855,12 @@ def query_plans(tenant, total, admin, fresh, refresh_token):
                 entries = re.split(r"\n(?=\S)", file.read())
             entries = [entry for entry in entries if "plan:" in entry and re.search(r"\b(users|refresh_sessions|user_providers)\b", entry)]
             # The probe's retention sweeper runs its first pass as it starts, beside the first requests.
-            sweeps = [entry for entry in entries if "WITH dead AS" in entry]
-            plans[name] = (elapsed, [entry for entry in entries if entry not in sweeps])
+            sweeps = [entry for entry in entries if "dead AS (" in entry]
+            # Export runs one page statement per 1,000 users: its first few stand for the rest.
+            plans[name] = (elapsed, [entry for entry in entries if entry not in sweeps][:4])
             if sweeps:
-                plans["the retention sweep of dead sessions (hourly, in the background)"] = (None, sweeps)
+                # One range of it is enough: the pass repeats the same statement a range at a time.
+                plans.setdefault("the retention sweep of dead sessions (hourly, in the background)", (None, sweeps[:1]))
     finally:
         probe.stop()
         alter_system([f"ALTER SYSTEM RESET {name}" for name in settings])
@@ -912,7 +919,7 @@ def report():
                  "tenant caches (64 MiB): " + ", ".join(f"{cache} {figures.get('portcullis_cache_entries', 0):.0f}"
                                                         for cache, figures in sorted(r["tenant_caches"].items())),
                  "< 300 MB", r["rss_many_used_mb"] < 300),
-        lambda: ("first sign-in in a brand-new tenant (RS256), one every 0.5 s", f"p99 {r['new_tenant']['p99_ms']:.1f} ms", f"one hash {hash_ms:.1f} ms + {r['new_tenant']['p99_ms'] - hash_ms:.1f} ms, p50 {r['new_tenant']['p50_ms']:.1f} ms", "p99 < hash + 20 ms", r["new_tenant"]["p99_ms"] < hash_ms + 20),
+        lambda: ("first sign-in in a brand-new tenant (RS256), one every 0.5 s", f"p99 {r['new_tenant']['p99_ms']:.1f} ms", f"one hash {hash_ms:.1f} ms + {r['new_tenant']['p99_ms'] - hash_ms:.1f} ms, p50 {r['new_tenant']['p50_ms']:.1f} ms; sign-ups in an existing tenant, timed alike: p50 {r['old_tenant']['p50_ms']:.1f} ms, p99 {r['old_tenant']['p99_ms']:.1f} ms", "p99 < hash + 20 ms", r["new_tenant"]["p99_ms"] < hash_ms + 20),
         lambda: ("the same, 100 new tenants back to back", f"p99 {r['new_tenant_burst']['p99_ms']:.1f} ms", f"p50 {r['new_tenant_burst']['p50_ms']:.1f} ms; past the pool's four keys each waits for one to be made", "(informational)", None),
         *[(lambda name=name: scale_row(r, name)) for name in ("sign_in", "refresh", "lookup")],
         lambda: (f"accounts:batchGet, 1,000 of {r['scale_users']:,} users, serial / -t2 -c4", f"p99 {r['scale_batch_get_serial']['p99_ms']:.1f} / {r['scale_batch_get']['p99_ms']:.1f} ms", f"p50 {r['scale_batch_get_serial']['p50_ms']:.1f} ms, {r['scale_batch_get']['rate']:.1f} pages/s", "p99 < 200 ms", max(r["scale_batch_get_serial"]["p99_ms"], r["scale_batch_get"]["p99_ms"]) < 200),
