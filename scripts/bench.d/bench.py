@@ -6,8 +6,8 @@ comma-separated sections to run: sign_in, fairness, verify, refresh, federation,
 new_tenants, batch_get, import (batchCreate of 100,000 users with Firebase scrypt hashes, and the export of the
 batch_get tenant's 1,000,000 users; export needs batch_get), users (only when named: sign-in,
 refresh and lookup at 10,000 users and again at BENCH_USERS users in one tenant, default
-10,000,000, seeded with COPY, with the query plans of every user path; about 6 GB of disk and
-15 minutes);
+10,000,000, seeded with COPY, with the query plans of every user path; about 9 GB of disk and
+25 minutes);
 the anchors always run; federation needs refresh, whose rate it is judged against).
 """
 import base64
