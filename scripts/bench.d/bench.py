@@ -15,6 +15,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -441,7 +442,7 @@ def batch_get(a, admin):
     # Page tokens all over the key space: every 10,000th uid in order, and the first page.
     boundaries = psql(f"SELECT uid FROM (SELECT uid, row_number() OVER (ORDER BY uid) AS n FROM users "
                       f"WHERE tenant_id = '{tenant}') AS ordered WHERE n % 10000 = 0").split()
-    tokens = [""] + [base64.urlsafe_b64encode(uid.encode()).decode().rstrip("=") for uid in boundaries]
+    tokens = [""] + [b64(uid.encode()) for uid in boundaries]
     with open(f"{WORK}/pages", "w") as file:
         file.write("\n".join(tokens) + "\n")
     url = f"{a.base}/v1/projects/{PROJECT}/tenants/{tenant}/accounts:batchGet"
@@ -696,7 +697,6 @@ def users_at_scale(a, end_user, auth, admin):
     again once it holds BENCH_USERS (10,000,000), three rounds each; batchGet and export at
     the large size; then the plan of every query on a user path, from the server's own log
     (auto_explain with ANALYZE and BUFFERS) while the daemon serves each request once."""
-    import random
     total = int(os.environ.get("BENCH_USERS", "10000000"))
     chooser = random.Random(32)
     used = set()
