@@ -3,7 +3,7 @@ import NIOPosix
 import Synchronization
 
 /// Dedicated threads for password hashing, off the event loops, shared fairly between
-/// tenants and below the request threads in priority.
+/// tenants and yielding to the daemon's request threads.
 ///
 /// A flood of sign-ins queues here, never on the NIO event loops. The queue is per tenant
 /// (`FairQueue`): a free thread takes the next hash of the tenant with the fewest running,
@@ -16,10 +16,17 @@ import Synchronization
 /// ``Saturated`` rather than queued, so a flood gets fast refusals instead of ever-growing
 /// waits (and memory), and the tenant that floods is the one refused.
 ///
-/// The hashing threads' scheduling is `HashingThreadPriority`'s.
+/// Half the threads are steady and half yielding (`HashingThreadPriority`). While the rest
+/// of the process keeps the CPU busy (`ProcessLoad`: the event loops and request handlers,
+/// under a flood of `/v1/verify`), hashes run on the yielding threads alone, so sign-ins take
+/// at most half the cores, at a low weight, from the requests that need them; otherwise on
+/// every thread, the steady first, at a full share beside other processes. A pool of one
+/// thread has no yielding one and never shrinks.
 public final class HashingPool: Sendable {
-    private let threads: NIOThreadPool
+    private let threads: [HashingThreadPriority: NIOThreadPool]
     private let state: Mutex<State>
+    /// Whether the rest of the process is busy.
+    private let load: any ForegroundLoad
     /// The most hashes one tenant may have running or waiting at once.
     public let maximumPendingPerTenant: Int
     /// The most hashes running or waiting at once, every tenant's.
@@ -35,10 +42,16 @@ public final class HashingPool: Sendable {
     private struct State {
         let maximumPerTenant: Int
         let maximum: Int
+        /// Whether the pool has yielding threads to shrink to.
+        let canYield: Bool
         var queue = FairQueue<String, Job>()
         /// Per tenant: its hashes running or waiting. A tenant with none has no entry.
         var pending: [String: Int] = [:]
         var total = 0
+        /// Per kind: threads neither running jobs nor woken to.
+        var idle: [HashingThreadPriority: Int]
+        /// Threads woken for a waiting job that have not taken one yet.
+        var starting = 0
 
         func hasRoom(for tenant: String) -> Bool {
             total < maximum && pending[tenant, default: 0] < maximumPerTenant
@@ -60,23 +73,57 @@ public final class HashingPool: Sendable {
             let left = pending[tenant, default: 1] - 1
             pending[tenant] = left > 0 ? left : nil
         }
+
+        /// Whether a thread of `kind` may take a job while the foreground is `busy` or not.
+        func mayRun(_ kind: HashingThreadPriority, busy: Bool) -> Bool {
+            kind == .yielding || !canYield || !busy
+        }
+
+        /// An idle thread that may take a job no woken thread will, now counted as starting.
+        mutating func wake(busy: Bool) -> HashingThreadPriority? {
+            guard queue.count > starting,
+                let kind = HashingThreadPriority.allCases.first(where: { idle[$0, default: 0] > 0 && mayRun($0, busy: busy) })
+            else { return nil }
+            idle[kind, default: 0] -= 1
+            starting += 1
+            return kind
+        }
+
+        /// The next job of a running thread of `kind` (`woken`: its first), or `nil`: the
+        /// thread is idle again.
+        mutating func nextJob(for kind: HashingThreadPriority, woken: Bool, busy: Bool) -> Job? {
+            if woken { starting -= 1 }
+            if mayRun(kind, busy: busy), let next = queue.next() { return next.job }
+            idle[kind, default: 0] += 1
+            return nil
+        }
     }
 
     /// A pool with `threads` workers (default: one per core) and room for
     /// `maximumPendingPerTenant` hashes of one tenant in flight (default: 32 per thread, about
-    /// a second of waiting at the default scrypt cost).
-    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, maximumPendingPerTenant: Int? = nil) {
+    /// a second of waiting at the default scrypt cost), yielding to the rest of the process.
+    public convenience init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, maximumPendingPerTenant: Int? = nil) {
+        self.init(threads: threads, maximumPendingPerTenant: maximumPendingPerTenant, load: ProcessLoad())
+    }
+
+    /// A pool yielding to `load`.
+    init(threads: Int, maximumPendingPerTenant: Int? = nil, load: any ForegroundLoad) {
         let threads = max(1, threads)
-        self.threads = NIOThreadPool(numberOfThreads: threads)
+        let counts: [HashingThreadPriority: Int] = [.yielding: threads / 2, .steady: threads - threads / 2]
+        self.threads = counts.filter { $0.value > 0 }.mapValues { NIOThreadPool(numberOfThreads: $0) }
+        self.load = load
         self.maximumPendingPerTenant = max(1, maximumPendingPerTenant ?? 32 * threads)
         self.maximumPending = 4 * self.maximumPendingPerTenant
-        state = Mutex(State(maximumPerTenant: self.maximumPendingPerTenant, maximum: maximumPending))
-        self.threads.start()
+        state = Mutex(
+            State(
+                maximumPerTenant: self.maximumPendingPerTenant, maximum: maximumPending,
+                canYield: threads > 1, idle: counts))
+        for pool in self.threads.values { pool.start() }
     }
 
     deinit {
         // The pool's threads exit once their queue drains; nothing waits for them.
-        threads.shutdownGracefully { _ in }
+        for pool in threads.values { pool.shutdownGracefully { _ in } }
     }
 
     /// Hashes running or waiting, every tenant's.
@@ -99,21 +146,38 @@ public final class HashingPool: Sendable {
     ) async throws -> Value {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
             let job: Job = { run in
-                let result =
-                    run
-                    ? Result {
-                        HashingThreadPriority.apply(); return try work()
-                    } : .failure(CancellationError())
+                let result = run ? Result { try work() } : .failure(CancellationError())
                 // Counted out before the caller resumes, so its next hash finds the room.
                 self.state.withLock { $0.finish(tenant) }
                 continuation.resume(with: result)
             }
             guard state.withLock({ $0.admit(job, for: tenant) }) else { return continuation.resume(throwing: Saturated()) }
-            // One work item per queued job; each runs whichever job's turn it is when a thread takes it.
-            threads.submit { workState in
-                guard let next = self.state.withLock({ $0.queue.next() }) else { return }
-                next.job(workState == .active)
-            }
+            wakeThreads()
         }
+    }
+
+    /// Wakes idle threads for the waiting jobs, as many as may run now.
+    private func wakeThreads() {
+        let busy = load.isBusy()
+        while let kind = state.withLock({ $0.wake(busy: busy) }), let pool = threads[kind] {
+            pool.submit { workState in self.serve(on: kind, active: workState == .active) }
+        }
+    }
+
+    /// A woken thread of `kind`: runs jobs while there are some it may take, then idles.
+    private func serve(on kind: HashingThreadPriority, active: Bool) {
+        kind.apply()
+        BackgroundThreads.adoptCurrent()
+        var woken = true
+        while true {
+            let busy = load.isBusy()
+            guard let job = state.withLock({ $0.nextJob(for: kind, woken: woken, busy: busy) }) else { break }
+            woken = false
+            // A thread of the other kind may run the jobs behind this one (the foreground quietened).
+            wakeThreads()
+            job(active)
+        }
+        // Left waiting jobs to the other kind (the foreground got busy): make sure one runs them.
+        wakeThreads()
     }
 }

@@ -3,8 +3,8 @@ import NIOPosix
 public import PortcullisCore
 
 extension SigningKey {
-    /// The nice value of the thread that makes keys ahead of need: below the hashing threads'
-    /// (3), so a refill yields the CPU to the sign-ins and requests it would otherwise slow.
+    /// The nice value of the thread that makes keys ahead of need: below every hashing thread's
+    /// (0 and 6), so a refill yields the CPU to the sign-ins and requests it would otherwise slow.
     static let aheadNice: Int32 = 10
 
     /// A key made on a thread of its own, below the hashing threads, for keys made ahead of need
@@ -24,6 +24,8 @@ extension SigningKey {
         try await aheadThread.runIfActive {
             // Idempotent; a failure leaves the thread at the default priority.
             _ = c_linux_schedule_fair(aheadNice, 0)
+            // Its CPU is no sign of busy request threads for the hashing pool to yield to.
+            BackgroundThreads.adoptCurrent()
             return try work()
         }
     }

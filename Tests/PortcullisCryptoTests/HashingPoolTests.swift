@@ -87,7 +87,8 @@ struct HashingPoolTests {
 
     @Test("a thread that frees up takes a hash of the tenant with the fewest running, not the next in turn")
     func leastBusyFirst() async throws {
-        let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16)
+        // A quiet foreground: both threads take hashes.
+        let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: SetLoad(busy: false))
         let (first, second) = (Gate(), Gate())
         let order = Recorder()
         // Both threads run the flooding tenant's hashes, and two more of its wait, queued first.
@@ -108,33 +109,104 @@ struct HashingPoolTests {
 
     @Test("a tenant alone gets every thread of the pool")
     func aloneGetsEverything() async throws {
-        let pool = HashingPool(threads: 2)
-        let running = Count()
         // Each hash waits (bounded) until both run at once: only two threads serving one tenant can pass.
-        let together = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<2 {
-                group.addTask {
-                    try await pool.run(for: "alone") {
-                        running.value.add(1, ordering: .relaxed)
-                        let deadline = ContinuousClock.now + .seconds(10)
-                        while running.value.load(ordering: .relaxed) < 2, ContinuousClock.now < deadline { usleep(1000) }
-                        return running.value.load(ordering: .relaxed) == 2
-                    }
-                }
-            }
-            return try await group.reduce(into: [Bool]()) { $0.append($1) }
-        }
-        #expect(together == [true, true])
+        #expect(try await Self.runTogether(on: HashingPool(threads: 2, load: SetLoad(busy: false))) == [true, true])
     }
 
     #if os(Linux)
+    @Test("while the foreground is busy, hashes run one at a time on the yielding thread; once it quietens, on both")
+    func yieldsToBusyForeground() async throws {
+        let load = SetLoad(busy: true)
+        let pool = HashingPool(threads: 2, load: load)
+        let overlap = Overlap()
+        let nices = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    try await pool.run(for: "t") {
+                        overlap.during { usleep(20_000) }; return Self.nice()
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int32]()) { $0.append($1) }
+        }
+        #expect(overlap.most == 1)
+        #expect(Set(nices) == [HashingThreadPriority.yielding.nice])
+        load.busy.store(false, ordering: .relaxed)
+        #expect(try await Self.runTogether(on: pool) == [true, true])
+    }
+
+    @Test("a quiet pool takes its steady thread first, and a lone thread never yields")
+    func steadyFirst() async throws {
+        let pool = HashingPool(threads: 2, load: SetLoad(busy: false))
+        #expect(try await pool.run(for: "t") { Self.nice() } == HashingThreadPriority.steady.nice)
+        let lone = HashingPool(threads: 1, load: SetLoad(busy: true))
+        #expect(try await lone.run(for: "t") { Self.nice() } == HashingThreadPriority.steady.nice)
+    }
+
+    @Test("hashes queued while the foreground was busy are taken by both threads once it quietens")
+    func quietensWithQueue() async throws {
+        let load = SetLoad(busy: true)
+        let pool = HashingPool(threads: 2, load: load)
+        let gate = Gate()
+        // The yielding thread is held; two more wait, which the steady thread may not take yet.
+        let held = Task { try await pool.run(for: "t") { gate.wait() } }
+        try await Self.until { gate.waiting }
+        let overlap = Overlap()
+        let queued = (0..<2).map { _ in Task { try await pool.run(for: "t") { overlap.during { usleep(200_000) } } } }
+        try await Self.until { pool.pending == 3 }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(overlap.most == 0)
+        load.busy.store(false, ordering: .relaxed)
+        gate.open()
+        try await held.value
+        for task in queued { try await task.value }
+        #expect(overlap.most == 2)
+    }
+
+    @Test("the process's foreground CPU makes it busy; its background threads' CPU is told apart")
+    func processLoad() async throws {
+        let load = ProcessLoad(busyCores: 0.2)
+        _ = load.isBusy()
+        // A foreground thread spinning for three windows (other tests' threads only add to it).
+        Self.spin(for: .milliseconds(150))
+        #expect(load.isBusy())
+        // A background thread's CPU is counted as the background's: from its adoption on.
+        let before = BackgroundThreads.cpuTime()
+        let after = Slot<Int64>()
+        Thread {
+            Self.spin(for: .milliseconds(100))
+            BackgroundThreads.adoptCurrent()
+            Self.spin(for: .milliseconds(100))
+            after.set(BackgroundThreads.cpuTime())
+        }.start()
+        try await Self.until { after.value != nil }
+        let spun = try #require(after.value) - before
+        // At least its spin since adoption (other tests' hashing threads add theirs), and still
+        // once the thread has ended.
+        #expect(spun >= 90_000_000)
+        #expect(BackgroundThreads.cpuTime() >= before + spun)
+    }
+
+    /// Burns the calling thread's CPU for `duration` of its own CPU time.
+    private static func spin(for duration: Duration) {
+        var clock = timespec()
+        func now() -> Int64 {
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &clock)
+            return Int64(clock.tv_sec) * 1_000_000_000 + Int64(clock.tv_nsec)
+        }
+        let end = now() + duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        var sink: UInt64 = 0
+        while now() < end { sink &+= 1 }
+        _ = sink
+    }
+
     @Test("hashing threads run under the fair policy at their nice value with the long slice, and only they do")
     func priority() async throws {
         let pool = HashingPool(threads: 1)
         let (policy, nice, slice) = try await pool.run(for: "") { (sched_getscheduler(0), Self.nice(), Self.slice()) }
         // Not SCHED_IDLE: another process's load can slow hashing, never stop it.
         #expect(policy == SCHED_OTHER)
-        #expect(nice == HashingThreadPriority.nice)
+        #expect(nice == HashingThreadPriority.steady.nice)
         // The kernel honours a fair thread's own slice from Linux 6.12 (and ignores it before).
         if Self.kernelHonoursSlices {
             #expect(slice == HashingThreadPriority.sliceNanoseconds)
@@ -147,7 +219,7 @@ struct HashingPoolTests {
     func keysMadeAhead() async throws {
         let nice = try await SigningKey.runAhead { Self.nice() }
         #expect(nice == SigningKey.aheadNice)
-        #expect(nice > HashingThreadPriority.nice)
+        #expect(nice > HashingThreadPriority.yielding.nice)
         for algorithm in TenantSettings.SigningAlgorithm.allCases {
             let (first, second) = (try await SigningKey.generateAhead(algorithm), try await SigningKey.generateAhead(algorithm))
             #expect(first.kid != second.kid)
@@ -176,6 +248,24 @@ struct HashingPoolTests {
     }
     #endif
 
+    /// Whether two hashes run at once (each waits, bounded, for the other).
+    private static func runTogether(on pool: HashingPool) async throws -> [Bool] {
+        let running = Count()
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    try await pool.run(for: "t") {
+                        running.value.add(1, ordering: .relaxed)
+                        let deadline = ContinuousClock.now + .seconds(10)
+                        while running.value.load(ordering: .relaxed) < 2, ContinuousClock.now < deadline { usleep(1000) }
+                        return running.value.load(ordering: .relaxed) == 2
+                    }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+    }
+
     /// Waits (bounded) until `condition` holds: the pool admits work from tasks whose start
     /// order the test does not control.
     private static func until(_ condition: () -> Bool) async throws {
@@ -200,6 +290,40 @@ final class Recorder: Sendable {
 
 final class Count: Sendable {
     let value = Atomic<Int>(0)
+}
+
+/// One value another thread hands over.
+final class Slot<Value: Sendable>: Sendable {
+    private let stored = Mutex<Value?>(nil)
+
+    var value: Value? { stored.withLock { $0 } }
+
+    func set(_ value: Value) { stored.withLock { $0 = value } }
+}
+
+/// A foreground whose business the test sets.
+final class SetLoad: ForegroundLoad {
+    let busy: Atomic<Bool>
+
+    init(busy: Bool) { self.busy = Atomic(busy) }
+
+    func isBusy() -> Bool { busy.load(ordering: .relaxed) }
+}
+
+/// The most pieces of work seen running at once.
+final class Overlap: Sendable {
+    private let counts = Mutex((running: 0, most: 0))
+
+    var most: Int { counts.withLock { $0.most } }
+
+    func during<Value>(_ work: () -> Value) -> Value {
+        counts.withLock {
+            $0.running += 1
+            $0.most = max($0.most, $0.running)
+        }
+        defer { counts.withLock { $0.running -= 1 } }
+        return work()
+    }
 }
 
 /// A gate a pool thread waits at until the test opens it (bounded, so a broken pool fails the
