@@ -134,7 +134,7 @@ public struct AuthServices: Sendable {
             keys: signingKeys, tenants: tenantSettings, masterKey: configuration.masterKey,
             jwksMaxAgeSeconds: configuration.jwksMaxAgeSeconds, clock: clock, logger: logger,
             cacheLimit: budget.keyrings, cacheMetrics: CacheMetrics(cache: "keyrings", factory: metrics),
-            generateKey: { try await keyPool.take($0) })
+            generateKey: { try await keyPool.take($0) }, keyReady: { keyPool.available($0) > 0 })
         let revocation = RevocationCache(users: users)
         let verifiedTokens = VerifiedTokenCache()
         let sessions = RefreshSessionRepository(database: database, logger: logger)
@@ -199,7 +199,8 @@ public struct AuthServices: Sendable {
                 publicURL: configuration.publicURL, projectId: configuration.projectId, defaultAPIKey: configuration.defaultAPIKey),
             abuse: configuration.abuseGuard, clock: clock)
         tenantAdmin = TenantAdminService(
-            tenants: tenants, projectConfig: projectConfig, allowedFromDomains: configuration.emailDelivery.allowedFromDomains)
+            tenants: tenants, projectConfig: projectConfig, allowedFromDomains: configuration.emailDelivery.allowedFromDomains,
+            keyrings: keyrings)
         adminKeys = AdminKeyService(keys: AdminKeyRepository(database: database, logger: logger), clock: clock)
         userImports = UserImportService(users: users, tenants: tenantSettings, clock: clock)
         auditLog = AuditLogService(audit: audit, tenants: tenants)

@@ -32,22 +32,27 @@ public final class KeyringService: InvalidationSubscriber {
     private let firstKeys = Mutex<[String: Task<Void, any Error>]>([:])
     private let logger: Logger
     private let generateKey: @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey
+    /// Whether `generateKey` has a key of the algorithm ready-made (the pool's).
+    private let keyReady: @Sendable (TenantSettings.SigningAlgorithm) -> Bool
     /// The JWKS responses' `max-age`, in seconds.
     public let jwksMaxAgeSeconds: Int
     /// The clock keys' states are judged by.
     public let clock: any WallClock
 
     /// A service over the key table, opening keys with `masterKey` and making new ones with
-    /// `generateKey` (``generate(_:)`` unless a test counts them); it keeps keyrings
-    /// least-recently-used, their `Keyring.estimatedBytes` adding up to at most `cacheLimit`.
+    /// `generateKey` (``generate(_:)`` unless a test counts them), which `keyReady` says has
+    /// one ready-made; it keeps keyrings least-recently-used, their `Keyring.estimatedBytes`
+    /// adding up to at most `cacheLimit`.
     public init(
         keys: SigningKeyRepository, tenants: TenantSettingsCache, masterKey: MasterKey, jwksMaxAgeSeconds: Int = 300,
         clock: any WallClock, logger: Logger, cacheLimit: Int = TenantCacheBudget().keyrings,
         cacheMetrics: CacheMetrics = .none,
-        generateKey: @escaping @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey = KeyringService.generate
+        generateKey: @escaping @Sendable (TenantSettings.SigningAlgorithm) async throws -> SigningKey = KeyringService.generate,
+        keyReady: @escaping @Sendable (TenantSettings.SigningAlgorithm) -> Bool = { _ in false }
     ) {
         self.cache = GuardedCache(limit: cacheLimit, cost: { $0.estimatedBytes }, metrics: cacheMetrics)
         self.generateKey = generateKey
+        self.keyReady = keyReady
         self.keys = keys
         self.tenants = tenants
         self.masterKey = masterKey
@@ -62,6 +67,20 @@ public final class KeyringService: InvalidationSubscriber {
     /// The tenant's keyring (`nil`: project users), from memory when cached.
     public func keyring(tenant: TenantScope) async throws -> Keyring {
         try await cache.value(for: tenant.key) { try await load(tenant: tenant) }
+    }
+
+    /// Readies a tenant just created with keys of `algorithm`: when one is ready-made, stores it
+    /// as the tenant's first and caches the keyring, so that the tenant's first sign-in (on this
+    /// instance, or on another, which then only reads the key) stores none. Otherwise, or if
+    /// this fails, the first request makes the key as before.
+    public func prepare(tenant: TenantScope, algorithm: TenantSettings.SigningAlgorithm) async {
+        // Asked first, and costing nothing: past the pool's few keys, a burst of creations skips the rest.
+        guard keyReady(algorithm) else { return }
+        do {
+            _ = try await keyring(tenant: tenant)
+        } catch {
+            logger.debug("a new tenant's first key was left to its first request", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
+        }
     }
 
     /// The tenant's keyring if this instance holds it, leaving the eviction order alone.

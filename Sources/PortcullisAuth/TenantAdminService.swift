@@ -1,6 +1,7 @@
 public import PortcullisCore
 import PortcullisJSON
 public import PortcullisStore
+import Synchronization
 
 /// Tenant and project-config administration: ids, pages, and who may choose which email
 /// channel. This instance's settings cache follows each write's commit (`Database.subscribers`).
@@ -8,6 +9,9 @@ public struct TenantAdminService: Sendable {
     let tenants: TenantRepository
     let projectConfig: ProjectConfigRepository
     let allowedFromDomains: [String]
+    let keyrings: KeyringService
+    /// The creations running on this instance.
+    private let creations = CreationCount()
 
     /// A service over the repositories.
     ///
@@ -15,19 +19,32 @@ public struct TenantAdminService: Sendable {
     ///   - tenants: the tenants' storage.
     ///   - projectConfig: the project config's storage.
     ///   - allowedFromDomains: the domains a `SENDMAIL` sender may use (`email.allowed_from_domains`).
+    ///   - keyrings: the keyrings, which ready a new tenant's first key.
     public init(
-        tenants: TenantRepository, projectConfig: ProjectConfigRepository, allowedFromDomains: [String]
+        tenants: TenantRepository, projectConfig: ProjectConfigRepository, allowedFromDomains: [String], keyrings: KeyringService
     ) {
         self.tenants = tenants
         self.projectConfig = projectConfig
         self.allowedFromDomains = allowedFromDomains.map { $0.lowercased() }
+        self.keyrings = keyrings
     }
 
     /// Creates a tenant with `settings`; only project keys create.
+    ///
+    /// A tenant created on its own (no other creation running here) gets its first signing key
+    /// once it is committed, when one is ready-made (``KeyringService/prepare(tenant:algorithm:)``):
+    /// a few milliseconds here, none of the tenant's first sign-in's. Among other creations (a
+    /// bulk load) the key is left to the tenant's first request: it is a second write
+    /// transaction, which a bulk load of ES256 tenants (whose keys are always ready) would pay
+    /// on every one.
     public func create(settings: TenantSettings, actor: String) async throws -> Tenant {
         try EmailDeliveryPolicy.authorize(
             settings.emailDelivery, replacing: nil, scope: .project, allowedFromDomains: allowedFromDomains)
-        return try await tenants.create(settings: settings, actor: actor)
+        let alone = creations.value.wrappingAdd(1, ordering: .relaxed).newValue == 1
+        defer { creations.value.wrappingSubtract(1, ordering: .relaxed) }
+        let tenant = try await tenants.create(settings: settings, actor: actor)
+        if alone { await keyrings.prepare(tenant: .tenant(tenant.id), algorithm: settings.signingAlgorithm) }
+        return tenant
     }
 
     /// The tenant; `TENANT_NOT_FOUND` when absent.
@@ -115,4 +132,9 @@ enum PageToken {
     static func decode(_ token: String) -> String? {
         Base64URL.decode(token).flatMap { String(validating: $0, as: UTF8.self) }
     }
+}
+
+/// A count shared by the copies of a service.
+private final class CreationCount: Sendable {
+    let value = Atomic<Int>(0)
 }

@@ -1,5 +1,6 @@
 import PortcullisCore
 import PortcullisCrypto
+import PortcullisJSON
 import PortcullisStore
 import PortcullisTestSupport
 import Synchronization
@@ -49,23 +50,69 @@ struct SigningKeyPoolTests {
 
     @Test("a new tenant's first keyring takes a key made ahead: its first request makes none")
     func firstKeyFromPool() async throws {
+        try await Self.withFilledPool { harness, pool, maker in
+            let keyrings = KeyringService(
+                keys: harness.signingKeys, tenants: harness.tenantCache, masterKey: AuthHarness.masterKey,
+                clock: harness.clock, logger: TestDatabase.logger, generateKey: { try await pool.take($0) })
+            let tenant = TenantScope(try await harness.createTenant())
+            // Counted, not held: the first key is made in a task no caller's cancellation
+            // reaches (`KeyringService`), so a held key would hang the test, not fail it.
+            let keyring = try await Maker.$onRequestPath.withValue(true) { try await keyrings.keyring(tenant: tenant) }
+            #expect(maker.madeOnRequestPath == 0, "the first request made a key")
+            #expect(try await harness.signingKeys.all(tenant: tenant).map(\.kid) == [keyring.activeKid])
+        }
+    }
+
+    @Test("a tenant created while a key is ready-made gets it with its creation: no first request stores one, here or elsewhere")
+    func firstKeyWithCreation() async throws {
+        try await Self.withFilledPool { harness, pool, maker in
+            // An instance whose keys come from `pool`, and its tenant administration.
+            func instance(_ pool: SigningKeyPool) -> (KeyringService, TenantAdminService) {
+                let keyrings = KeyringService(
+                    keys: harness.signingKeys, tenants: harness.tenantCache, masterKey: AuthHarness.masterKey,
+                    clock: harness.clock, logger: TestDatabase.logger, generateKey: { try await pool.take($0) },
+                    keyReady: { pool.available($0) > 0 })
+                let admin = TenantAdminService(
+                    tenants: TenantRepository(database: harness.database, logger: TestDatabase.logger),
+                    projectConfig: ProjectConfigRepository(
+                        database: harness.database, projectId: AuthHarness.projectId, logger: TestDatabase.logger),
+                    allowedFromDomains: [], keyrings: keyrings)
+                return (keyrings, admin)
+            }
+            let body = JSONValue.object(["displayName": .string("new"), "signingAlgorithm": .string("RS256")])
+            let (keyrings, admin) = instance(pool)
+            let tenant = TenantScope(try await admin.create(body: body, actor: "test").id)
+            // Stored before the creation answered, and held by this instance.
+            let stored = try await harness.signingKeys.all(tenant: tenant).map(\.kid)
+            #expect(stored.count == 1)
+            #expect(keyrings.cached(tenant: tenant)?.activeKid == stored.first)
+            // Another instance's first keyring reads it and makes none.
+            let other = KeyringService(
+                keys: harness.signingKeys, tenants: harness.tenantCache, masterKey: AuthHarness.masterKey,
+                clock: harness.clock, logger: TestDatabase.logger, generateKey: { _ in throw KeyMade() })
+            #expect(try await other.keyring(tenant: tenant).activeKid == stored.first)
+
+            // With none ready-made, a creation makes no key: its first request takes one.
+            let (emptyKeyrings, emptyAdmin) = instance(SigningKeyPool(size: 0, generate: maker.generate))
+            let later = TenantScope(try await emptyAdmin.create(body: body, actor: "test").id)
+            #expect(try await harness.signingKeys.all(tenant: later).isEmpty)
+            #expect(emptyKeyrings.cached(tenant: later) == nil)
+        }
+    }
+
+    struct KeyMade: Error {}
+
+    /// Runs `body` beside a harness, with a running pool of one key per algorithm, filled, and its maker.
+    private static func withFilledPool(_ body: @Sendable (AuthHarness, SigningKeyPool, Maker) async throws -> Void) async throws {
         try await AuthHarness.run { harness in
             let maker = Maker()
             let pool = SigningKeyPool(size: 1, generate: maker.generate)
-            try await Self.running(pool) {
+            try await running(pool) {
                 try #require(
                     try await eventually(within: .seconds(30)) {
                         TenantSettings.SigningAlgorithm.allCases.allSatisfy { pool.available($0) == 1 }
                     } != nil)
-                let keyrings = KeyringService(
-                    keys: harness.signingKeys, tenants: harness.tenantCache, masterKey: AuthHarness.masterKey,
-                    clock: harness.clock, logger: TestDatabase.logger, generateKey: { try await pool.take($0) })
-                let tenant = TenantScope(try await harness.createTenant())
-                // Counted, not held: the first key is made in a task no caller's cancellation
-                // reaches (`KeyringService`), so a held key would hang the test, not fail it.
-                let keyring = try await Maker.$onRequestPath.withValue(true) { try await keyrings.keyring(tenant: tenant) }
-                #expect(maker.madeOnRequestPath == 0, "the first request made a key")
-                #expect(try await harness.signingKeys.all(tenant: tenant).map(\.kid) == [keyring.activeKid])
+                try await body(harness, pool, maker)
             }
         }
     }

@@ -605,18 +605,21 @@ def tenants(a, auth):
 def new_tenants(a, end_user, auth):
     """DESIGN.md §7: a brand-new tenant's first sign-in costs one hash and no key generation (its
     first key comes from the pool made ahead). 100 RS256 tenants, the slowest keys to make, one
-    every half second: each is created, then its first sign-up (a hash, the first key, a token)
-    timed. The pool holds four keys of each algorithm and makes about five RS256 keys a second
-    on one core; a burst of new tenants faster than that waits for key generation, as the
-    informational second row shows (100 tenants back to back)."""
-    for name, pause in (("new_tenant", 0.5), ("new_tenant_burst", 0), ("old_tenant", 0.5)):
-        log(f"{'sign-up in one existing' if name == 'old_tenant' else 'first sign-in in a brand-new'} tenant "
-            f"(100 RS256 {'sign-ups' if name == 'old_tenant' else 'tenants'}, {'back to back' if pause == 0 else f'one every {pause} s'})")
-        new_tenant_sign_ups(a, end_user, auth, name, pause)
+    every half second: each is created with one user (by the admin API, which makes no key),
+    then its first password sign-in (a hash, the first key, a token) timed; beside it the same
+    with a sign-up as the first request. The baseline is the same sign-in in one existing
+    tenant, timed alike. The pool holds four keys of each algorithm and makes about five RSA
+    keys a second on one core; a burst of new tenants faster than that waits for key
+    generation, as the informational row shows (100 tenants back to back)."""
+    rows = (("new_tenant", "first sign-in in a brand-new tenant", 0.5), ("new_tenant_sign_up", "first sign-up in a brand-new tenant", 0.5),
+            ("new_tenant_burst", "first sign-in in a brand-new tenant", 0), ("old_tenant", "sign-in in one existing tenant", 0.5))
+    for name, what, pause in rows:
+        log(f"{what} (100 RS256 {'sign-ins' if name == 'old_tenant' else 'tenants'}, {'back to back' if pause == 0 else f'one every {pause} s'})")
+        first_requests(a, end_user, auth, name, pause)
 
 
-def new_tenant_sign_ups(a, end_user, auth, name, pause):
-    """100 timed sign-ups, each in a tenant created just before it (for `old_tenant`, the
+def first_requests(a, end_user, auth, name, pause):
+    """100 timed requests, each in a tenant created just before it (for `old_tenant`, the
     baseline: all in the first one, so only the tenant being new differs)."""
     times, tenant = [], None
     for index in range(100):
@@ -625,10 +628,16 @@ def new_tenant_sign_ups(a, end_user, auth, name, pause):
                                 {"displayName": "bench-new", "allowPasswordSignup": True, "signingAlgorithm": "RS256"}, auth)
             assert status == 200, body
             tenant = body["name"].split("/")[-1]
+        credentials = {"email": f"first{index}@example.com", "password": "correct horse", "tenantId": tenant}
+        operation = "signUp"
+        if name != "new_tenant_sign_up":
+            status, body = http("POST", f"{a.base}/v1/projects/{PROJECT}/tenants/{tenant}/accounts",
+                                {"email": credentials["email"], "password": credentials["password"]}, auth)
+            assert status == 200, body
+            operation = "signInWithPassword"
         time.sleep(pause)
         started = time.monotonic()
-        status, body = http("POST", f"{end_user}/accounts:signUp?key={API_KEY}",
-                            {"email": f"first{index}@example.com", "password": "correct horse", "tenantId": tenant})
+        status, body = http("POST", f"{end_user}/accounts:{operation}?key={API_KEY}", credentials)
         times.append((time.monotonic() - started) * 1000)
         assert status == 200, body
     times.sort()
@@ -919,8 +928,9 @@ def report():
                  "tenant caches (64 MiB): " + ", ".join(f"{cache} {figures.get('portcullis_cache_entries', 0):.0f}"
                                                         for cache, figures in sorted(r["tenant_caches"].items())),
                  "< 300 MB", r["rss_many_used_mb"] < 300),
-        lambda: ("first sign-in in a brand-new tenant (RS256), one every 0.5 s", f"p99 {r['new_tenant']['p99_ms']:.1f} ms", f"one hash {hash_ms:.1f} ms + {r['new_tenant']['p99_ms'] - hash_ms:.1f} ms, p50 {r['new_tenant']['p50_ms']:.1f} ms; sign-ups in an existing tenant, timed alike: p50 {r['old_tenant']['p50_ms']:.1f} ms, p99 {r['old_tenant']['p99_ms']:.1f} ms", "p99 < hash + 20 ms", r["new_tenant"]["p99_ms"] < hash_ms + 20),
-        lambda: ("the same, 100 new tenants back to back", f"p99 {r['new_tenant_burst']['p99_ms']:.1f} ms", f"p50 {r['new_tenant_burst']['p50_ms']:.1f} ms; past the pool's four keys each waits for one to be made", "(informational)", None),
+        lambda: ("first sign-in in a brand-new tenant (RS256), one every 0.5 s", f"p99 {r['new_tenant']['p99_ms']:.1f} ms", f"one hash {hash_ms:.1f} ms + {r['new_tenant']['p99_ms'] - hash_ms:.1f} ms, p50 {r['new_tenant']['p50_ms']:.1f} ms; sign-ins in an existing tenant, timed alike: p50 {r['old_tenant']['p50_ms']:.1f} ms, p99 {r['old_tenant']['p99_ms']:.1f} ms", "p99 < hash + 20 ms", r["new_tenant"]["p99_ms"] < hash_ms + 20),
+        lambda: ("first sign-up in a brand-new tenant (RS256), one every 0.5 s", f"p99 {r['new_tenant_sign_up']['p99_ms']:.1f} ms", f"one hash {hash_ms:.1f} ms + {r['new_tenant_sign_up']['p99_ms'] - hash_ms:.1f} ms, p50 {r['new_tenant_sign_up']['p50_ms']:.1f} ms", "(informational)", None),
+        lambda: ("first sign-in, 100 new tenants back to back", f"p99 {r['new_tenant_burst']['p99_ms']:.1f} ms", f"p50 {r['new_tenant_burst']['p50_ms']:.1f} ms; past the pool's four keys each waits for one to be made", "(informational)", None),
         *[(lambda name=name: scale_row(r, name)) for name in ("sign_in", "refresh", "lookup")],
         lambda: (f"accounts:batchGet, 1,000 of {r['scale_users']:,} users, serial / -t2 -c4", f"p99 {r['scale_batch_get_serial']['p99_ms']:.1f} / {r['scale_batch_get']['p99_ms']:.1f} ms", f"p50 {r['scale_batch_get_serial']['p50_ms']:.1f} ms, {r['scale_batch_get']['rate']:.1f} pages/s", "p99 < 200 ms", max(r["scale_batch_get_serial"]["p99_ms"], r["scale_batch_get"]["p99_ms"]) < 200),
         lambda: (f"export of {r['scale_users']:,} users", f"{r['scale_export']['seconds']:.1f} s", f"peak RSS {r['scale_export']['peak_mb']:.1f} MB", "constant memory", None),
