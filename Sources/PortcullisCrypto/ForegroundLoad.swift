@@ -58,25 +58,23 @@ final class ProcessLoad: ForegroundLoad {
 /// the foreground's (``ProcessLoad``).
 enum BackgroundThreads {
     private struct Thread {
-        let clock: clockid_t
         /// Its CPU time when adopted, which was spent before it was a background thread.
         let adopted: Int64
         /// Its CPU time when last read.
         var seen: Int64
     }
 
-    /// The threads, and the CPU time of those that ended.
-    private static let threads = Mutex<(live: [pthread_t: Thread], ended: Int64)>(([:], 0))
+    /// The threads by CPU-time clock (which names the kernel's thread, where a `pthread_t` may
+    /// be reused by a later thread), and the CPU time of those that ended.
+    private static let threads = Mutex<(live: [clockid_t: Thread], ended: Int64)>(([:], 0))
 
     /// Counts the calling thread as a background thread (idempotent).
     static func adoptCurrent() {
-        let thread = pthread_self()
         var clock = clockid_t()
+        guard pthread_getcpuclockid(pthread_self(), &clock) == 0 else { return }
         threads.withLock { threads in
-            guard threads.live[thread] == nil, pthread_getcpuclockid(thread, &clock) == 0,
-                let now = cpuNanoseconds(clock)
-            else { return }
-            threads.live[thread] = Thread(clock: clock, adopted: now, seen: now)
+            guard threads.live[clock] == nil, let now = cpuNanoseconds(clock) else { return }
+            threads.live[clock] = Thread(adopted: now, seen: now)
         }
     }
 
@@ -85,14 +83,14 @@ enum BackgroundThreads {
     static func cpuTime() -> Int64 {
         threads.withLock { threads in
             var total = threads.ended
-            for (id, thread) in threads.live {
-                guard let now = cpuNanoseconds(thread.clock) else {
+            for (clock, thread) in threads.live {
+                guard let now = cpuNanoseconds(clock) else {
                     threads.ended += thread.seen - thread.adopted
                     total += thread.seen - thread.adopted
-                    threads.live[id] = nil
+                    threads.live[clock] = nil
                     continue
                 }
-                threads.live[id]?.seen = now
+                threads.live[clock]?.seen = now
                 total += now - thread.adopted
             }
             return total
