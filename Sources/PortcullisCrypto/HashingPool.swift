@@ -22,8 +22,13 @@ import Synchronization
 /// at most half the cores, at a low weight, from the requests that need them; otherwise on
 /// every thread, the steady first, at a full share beside other processes. A pool of one
 /// thread has no yielding one and never shrinks.
+///
+/// One *spare* thread beyond those takes only the hash of a tenant with none running, when
+/// every other thread is busy: a quiet tenant's sign-in then starts at once beside a flooding
+/// tenant's, sharing the cores for one hash, instead of waiting for one of the flood's hashes
+/// to end (which doubled its latency). A tenant alone never uses it.
 public final class HashingPool: Sendable {
-    private let threads: [HashingThreadPriority: NIOThreadPool]
+    private let threads: [Role: NIOThreadPool]
     private let state: Mutex<State>
     /// Whether the rest of the process is busy.
     private let load: any ForegroundLoad
@@ -39,6 +44,18 @@ public final class HashingPool: Sendable {
     /// pool stopped (`false`).
     private typealias Job = @Sendable (_ run: Bool) -> Void
 
+    /// What a thread of the pool does, in the order idle threads are woken.
+    private enum Role: CaseIterable {
+        /// Takes any hash while the foreground is quiet.
+        case steady
+        /// Takes any hash; the only role that does while the foreground is busy.
+        case yielding
+        /// Takes only a hash of a tenant with none running, whenever a steady thread may take one.
+        case spare
+
+        var priority: HashingThreadPriority { self == .yielding ? .yielding : .steady }
+    }
+
     private struct State {
         let maximumPerTenant: Int
         let maximum: Int
@@ -48,8 +65,8 @@ public final class HashingPool: Sendable {
         /// Per tenant: its hashes running or waiting. A tenant with none has no entry.
         var pending: [String: Int] = [:]
         var total = 0
-        /// Per kind: threads neither running jobs nor woken to.
-        var idle: [HashingThreadPriority: Int]
+        /// Per role: threads neither running jobs nor woken to.
+        var idle: [Role: Int]
         /// Threads woken for a waiting job that have not taken one yet.
         var starting = 0
 
@@ -74,42 +91,44 @@ public final class HashingPool: Sendable {
             pending[tenant] = left > 0 ? left : nil
         }
 
-        /// Whether a thread of `kind` may take a job while the foreground is `busy` or not.
-        func mayRun(_ kind: HashingThreadPriority, busy: Bool) -> Bool {
-            kind == .yielding || !canYield || !busy
+        /// Whether a thread of `role` may take a job now, the foreground `busy` or not.
+        func mayRun(_ role: Role, busy: Bool) -> Bool {
+            let quietEnough = role == .yielding || !canYield || !busy
+            return quietEnough && (role != .spare || queue.hasNewcomer)
         }
 
         /// An idle thread that may take a job no woken thread will, now counted as starting.
-        mutating func wake(busy: Bool) -> HashingThreadPriority? {
+        mutating func wake(busy: Bool) -> Role? {
             guard queue.count > starting,
-                let kind = HashingThreadPriority.allCases.first(where: { idle[$0, default: 0] > 0 && mayRun($0, busy: busy) })
+                let role = Role.allCases.first(where: { idle[$0, default: 0] > 0 && mayRun($0, busy: busy) })
             else { return nil }
-            idle[kind, default: 0] -= 1
+            idle[role, default: 0] -= 1
             starting += 1
-            return kind
+            return role
         }
 
-        /// The next job of a running thread of `kind` (`woken`: its first), or `nil`: the
+        /// The next job of a running thread of `role` (`woken`: its first), or `nil`: the
         /// thread is idle again.
-        mutating func nextJob(for kind: HashingThreadPriority, woken: Bool, busy: Bool) -> Job? {
+        mutating func nextJob(for role: Role, woken: Bool, busy: Bool) -> Job? {
             if woken { starting -= 1 }
-            if mayRun(kind, busy: busy), let next = queue.next() { return next.job }
-            idle[kind, default: 0] += 1
+            if mayRun(role, busy: busy), let next = queue.next() { return next.job }
+            idle[role, default: 0] += 1
             return nil
         }
     }
 
-    /// A pool with `threads` workers (default: one per core) and room for
+    /// A pool with `threads` workers (default: one per core) and the spare, and room for
     /// `maximumPendingPerTenant` hashes of one tenant in flight (default: 32 per thread, about
     /// a second of waiting at the default scrypt cost), yielding to the rest of the process.
     public convenience init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, maximumPendingPerTenant: Int? = nil) {
         self.init(threads: threads, maximumPendingPerTenant: maximumPendingPerTenant, load: ProcessLoad())
     }
 
-    /// A pool yielding to `load`.
-    init(threads: Int, maximumPendingPerTenant: Int? = nil, load: any ForegroundLoad) {
+    /// A pool yielding to `load`, with a spare thread or (`spare: false`, tests of the queue's
+    /// order) without.
+    init(threads: Int, maximumPendingPerTenant: Int? = nil, load: any ForegroundLoad, spare: Bool = true) {
         let threads = max(1, threads)
-        let counts: [HashingThreadPriority: Int] = [.yielding: threads / 2, .steady: threads - threads / 2]
+        let counts: [Role: Int] = [.yielding: threads / 2, .steady: threads - threads / 2, .spare: spare ? 1 : 0]
         self.threads = counts.filter { $0.value > 0 }.mapValues { NIOThreadPool(numberOfThreads: $0) }
         self.load = load
         self.maximumPendingPerTenant = max(1, maximumPendingPerTenant ?? 32 * threads)
@@ -159,25 +178,26 @@ public final class HashingPool: Sendable {
     /// Wakes idle threads for the waiting jobs, as many as may run now.
     private func wakeThreads() {
         let busy = load.isBusy()
-        while let kind = state.withLock({ $0.wake(busy: busy) }), let pool = threads[kind] {
-            pool.submit { workState in self.serve(on: kind, active: workState == .active) }
+        while let role = state.withLock({ $0.wake(busy: busy) }), let pool = threads[role] {
+            pool.submit { workState in self.serve(on: role, active: workState == .active) }
         }
     }
 
-    /// A woken thread of `kind`: runs jobs while there are some it may take, then idles.
-    private func serve(on kind: HashingThreadPriority, active: Bool) {
-        kind.apply()
+    /// A woken thread of `role`: runs jobs while there are some it may take, then idles.
+    private func serve(on role: Role, active: Bool) {
+        role.priority.apply()
         BackgroundThreads.adoptCurrent()
         var woken = true
         while true {
             let busy = load.isBusy()
-            guard let job = state.withLock({ $0.nextJob(for: kind, woken: woken, busy: busy) }) else { break }
+            guard let job = state.withLock({ $0.nextJob(for: role, woken: woken, busy: busy) }) else { break }
             woken = false
-            // A thread of the other kind may run the jobs behind this one (the foreground quietened).
+            // A thread of another role may run the jobs behind this one (the foreground
+            // quietened, or a newcomer waits behind the job this one took).
             wakeThreads()
             job(active)
         }
-        // Left waiting jobs to the other kind (the foreground got busy): make sure one runs them.
+        // Left waiting jobs to another role (the foreground got busy): make sure one runs them.
         wakeThreads()
     }
 }

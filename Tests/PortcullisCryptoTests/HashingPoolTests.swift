@@ -28,7 +28,8 @@ struct HashingPoolTests {
 
     @Test("a tenant whose share is full is refused at once, while another tenant is still served")
     func boundedPerTenant() async throws {
-        let pool = HashingPool(threads: 1, maximumPendingPerTenant: 2)
+        // No spare thread: the other tenant's hash waits, so its pending count can be read.
+        let pool = HashingPool(threads: 1, maximumPendingPerTenant: 2, load: SetLoad(busy: false), spare: false)
         let gate = Gate()
         // The flooding tenant: two hashes in flight (one running, held at the gate; one waiting).
         let flood = Task { try await pool.run(for: "flood") { gate.wait() } }
@@ -64,7 +65,8 @@ struct HashingPoolTests {
 
     @Test("tenants are served in turn: a flood of one tenant's hashes waits behind another tenant's")
     func roundRobin() async throws {
-        let pool = HashingPool(threads: 1, maximumPendingPerTenant: 16)
+        // No spare thread, which would run the other tenant's hashes at once.
+        let pool = HashingPool(threads: 1, maximumPendingPerTenant: 16, load: SetLoad(busy: false), spare: false)
         let gate = Gate()
         let order = Recorder()
         // The one thread is held by the flooding tenant's first hash while the queue fills.
@@ -87,8 +89,8 @@ struct HashingPoolTests {
 
     @Test("a thread that frees up takes a hash of the tenant with the fewest running, not the next in turn")
     func leastBusyFirst() async throws {
-        // A quiet foreground: both threads take hashes.
-        let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: SetLoad(busy: false))
+        // A quiet foreground: both threads take hashes; no spare thread takes the quiet tenant's.
+        let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: SetLoad(busy: false), spare: false)
         let (first, second) = (Gate(), Gate())
         let order = Recorder()
         // Both threads run the flooding tenant's hashes, and two more of its wait, queued first.
@@ -105,6 +107,35 @@ struct HashingPoolTests {
         #expect(order.items == ["quiet1", "flood3", "flood4"])
         second.open()
         for task in held + queued { try await task.value }
+    }
+
+    @Test("a tenant with no hash running takes the spare thread while the others run another's; a flood never does")
+    func spareForNewcomers() async throws {
+        let load = SetLoad(busy: false)
+        let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: load)
+        let (first, second) = (Gate(), Gate())
+        let order = Recorder()
+        // Both threads run the flooding tenant's hashes and a third of its waits: the spare leaves it.
+        let held = [first, second].map { gate in Task { try await pool.run(for: "flood") { gate.wait() } } }
+        try await Self.until { first.waiting && second.waiting }
+        let flood = Task { try await pool.run(for: "flood") { order.record("flood3") } }
+        try await Self.until { pool.pending == 3 }
+        // Another tenant's hash runs at once: the flood's two are still held, its third waits.
+        #expect(try await pool.run(for: "quiet") { 7 } == 7)
+        #expect(pool.pending == 3 && first.waiting && second.waiting && order.items.isEmpty)
+        // While the foreground is busy, the spare takes nothing either.
+        load.busy.store(true, ordering: .relaxed)
+        let busy = Task { try await pool.run(for: "busy") { order.record("busy1") } }
+        try await Self.until { pool.pending == 4 }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(order.items.isEmpty)
+        load.busy.store(false, ordering: .relaxed)
+        first.open()
+        second.open()
+        for task in held { try await task.value }
+        try await flood.value
+        try await busy.value
+        #expect(Set(order.items) == ["flood3", "busy1"])
     }
 
     @Test("a tenant alone gets every thread of the pool")
