@@ -9,6 +9,8 @@ import PostgresNIO
 public struct Migrator: Sendable {
     /// Arbitrary constant naming Portcullis' migration lock.
     static let lockKey: Int64 = 0x706f_7274_6375_6c6c  // "portcull"
+    /// How long a migrator waits between tries for the lock.
+    static let lockRetry: Duration = .milliseconds(100)
 
     let database: Database
     let logger: Logger
@@ -28,7 +30,7 @@ public struct Migrator: Sendable {
     public func migrate() async throws -> [Int] {
         do {
             return try await database.pool().client.withConnection { connection in
-                try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+                try await lock(on: connection)
                 do {
                     let applied = try await applyPending(on: connection)
                     try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
@@ -42,6 +44,18 @@ public struct Migrator: Sendable {
             }
         } catch {
             throw DatabaseErrors.translate(error, logger: logger)
+        }
+    }
+
+    /// Takes the migration lock, trying again until it is free rather than blocking in
+    /// `pg_advisory_lock`: a waiting statement holds a snapshot, which a concurrent index
+    /// build (a non-transactional migration) waits out, while the builder holds the lock the
+    /// waiter wants — a deadlock PostgreSQL ends by failing one of them.
+    private func lock(on connection: PostgresConnection) async throws {
+        while true {
+            let rows = try await connection.query("SELECT pg_try_advisory_lock(\(Self.lockKey))", logger: logger)
+            for try await locked in rows.decode(Bool.self) where locked { return }
+            try await Task.sleep(for: Self.lockRetry)
         }
     }
 
@@ -62,17 +76,25 @@ public struct Migrator: Sendable {
         var applied: [Int] = []
         for migration in Migration.all where !done.contains(migration.version) {
             logger.info("applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
-            try await connection.withTransaction(logger: logger) { connection in
-                for statement in migration.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-                try await connection.query(
-                    "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
-                    logger: logger)
+            if migration.transactional {
+                try await connection.withTransaction(logger: logger) { try await apply(migration, on: $0) }
+            } else {
+                try await apply(migration, on: connection)
             }
             applied.append(migration.version)
         }
         return applied
+    }
+
+    /// Runs `migration`'s statements and records its version, inside the caller's
+    /// transaction or (a non-transactional migration) each statement committing on its own.
+    private func apply(_ migration: Migration, on connection: PostgresConnection) async throws {
+        for statement in migration.statements {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        try await connection.query(
+            "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
+            logger: logger)
     }
 
     /// The highest applied version, or 0 on an empty database.

@@ -8,17 +8,27 @@ import PostgresNIO
 extension UserRepository {
     /// The accounts `query` selects, sorted and sliced as it says (`accounts:query`).
     public func search(tenant: TenantScope, _ query: UserQuery) async throws -> [User] {
-        guard case (let condition, var bindings)? = Self.selection(tenant: tenant, query.filter) else { return [] }
-        bindings.append(query.limit)
-        bindings.append(query.offset)
-        let statement = PostgresQuery(
-            unsafeSQL: """
-                SELECT \(Self.columns) FROM users WHERE \(condition)
-                ORDER BY \(Self.orderSQL(query)) LIMIT $\(bindings.count - 1) OFFSET $\(bindings.count)
-                """, binds: bindings)
+        guard let statement = Self.searchStatement(tenant: tenant, query) else { return [] }
         return try await database.withConnection { connection in
             try await Self.decode(try await connection.query(statement, logger: logger), tenant: tenant).map(\.0)
         }
+    }
+
+    /// The statement of ``search(tenant:_:)`` (`nil`: it selects nobody). The page's bounds
+    /// are written into it, not bound: they are integers, and the pool's generic plans cost a
+    /// bound `LIMIT` as a tenth of the tenant, which at millions of users sorts them all
+    /// rather than reading the first page from an index. A uid or an email selects one
+    /// account at most, so it has no order to keep: with one, a known `LIMIT` would make
+    /// walking the primary key in uid order until the account turns up look cheap, and at
+    /// millions of users an email query did that for seconds.
+    static func searchStatement(tenant: TenantScope, _ query: UserQuery) -> PostgresQuery? {
+        guard let (condition, bindings) = selection(tenant: tenant, query.filter) else { return nil }
+        let order = query.filter == .all ? "ORDER BY \(orderSQL(query)) " : ""
+        return PostgresQuery(
+            unsafeSQL: """
+                SELECT \(columns) FROM users WHERE \(condition)
+                \(order)LIMIT \(query.limit) OFFSET \(query.offset)
+                """, binds: bindings)
     }
 
     /// How many accounts `filter` selects (`accounts:query` with `returnUserInfo: false`).
@@ -56,15 +66,16 @@ extension UserRepository {
     /// The `ORDER BY` of a query, from fixed fragments only; the uid breaks ties, so the order is total.
     static func orderSQL(_ query: UserQuery) -> String {
         let direction = query.descending ? "DESC" : "ASC"
-        let key: String? =
-            switch query.sortBy {
-            case .userId: nil
-            case .name: "display_name"
-            case .createdAt: "created_at"
-            case .lastLoginAt: "last_login_us"
-            case .email: "lower(email)"
-            }
-        guard let key else { return "uid \(direction)" }
-        return "\(key) \(direction) NULLS LAST, uid \(direction)"
+        let nullable: String
+        switch query.sortBy {
+        case .userId: return "uid \(direction)"
+        // Never null, so no `NULLS LAST`: the index on (tenant_id, created_at, uid) then gives
+        // either direction in order, read forwards or backwards.
+        case .createdAt: return "created_at \(direction), uid \(direction)"
+        case .name: nullable = "display_name"
+        case .lastLoginAt: nullable = "last_login_us"
+        case .email: nullable = "lower(email)"
+        }
+        return "\(nullable) \(direction) NULLS LAST, uid \(direction)"
     }
 }

@@ -31,6 +31,30 @@ struct MigratorTests {
         }
     }
 
+    @Test("a migration outside a transaction (an index built concurrently) leaves a valid index, and runs again from its start")
+    func nonTransactional() async throws {
+        try await TestDatabase.withDatabase { database in
+            let migration = try #require(Migration.all.first { !$0.transactional })
+            let validIndexes = {
+                try await database.withConnection { connection in
+                    let rows = try await connection.query(
+                        "SELECT count(*) FROM pg_index WHERE indexrelid = 'users_created_at'::regclass AND indisvalid",
+                        logger: TestDatabase.logger)
+                    for try await count in rows.decode(Int.self) { return count }
+                    return -1
+                }
+            }
+            #expect(try await validIndexes() == 1)
+            // Cut short after its statements, before its version was recorded: the next start runs it again.
+            try await database.withConnection { connection in
+                try await connection.query(
+                    "DELETE FROM schema_migrations WHERE version = \(migration.version)", logger: TestDatabase.logger)
+            }
+            #expect(try await Migrator(database: database, logger: TestDatabase.logger).migrate() == [migration.version])
+            #expect(try await validIndexes() == 1)
+        }
+    }
+
     @Test("concurrent migrators on separate pools all succeed and apply each version once")
     func concurrent() async throws {
         let settings = try await TestDatabase.create()

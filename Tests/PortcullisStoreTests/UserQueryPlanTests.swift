@@ -1,0 +1,78 @@
+import Foundation
+import PortcullisCore
+import PortcullisTestSupport
+import PostgresNIO
+import Testing
+
+@testable import PortcullisStore
+
+@Suite("accounts:query's statements")
+struct UserQueryPlanTests {
+    @Test("a uid or an email selects one account at most, through its index, with no order a plan could walk instead")
+    func uniqueFiltersUnordered() async throws {
+        try await TestDatabase.withDatabase { database in
+            let tenant = TenantScope("t-unique")
+            let users = UserRepository(database: database, logger: TestDatabase.logger)
+            try await database.withConnection { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO users (tenant_id, uid, email)
+                    SELECT \(tenant.key), 'u' || g, 'user' || g || '@example.com' FROM generate_series(1, 50) g
+                    """, logger: TestDatabase.logger)
+            }
+            for filter in [UserQuery.Filter.uid("u7"), .email("user7@example.com")] {
+                let query = UserQuery(filter: filter, sortBy: .createdAt, descending: true, limit: 20)
+                let statement = try #require(UserRepository.searchStatement(tenant: tenant, query))
+                // The accounts' own order, not their providers' (in the column list).
+                let outer = statement.sql.components(separatedBy: "FROM users WHERE").last ?? ""
+                #expect(!outer.contains("ORDER BY"), "\(statement.sql)")
+                #expect(try await users.search(tenant: tenant, query).map(\.uid) == ["u7"])
+                // The page's bounds still hold: past the one account there is none.
+                #expect(try await users.search(tenant: tenant, UserQuery(filter: filter, offset: 1, limit: 20)).isEmpty)
+            }
+        }
+    }
+
+    @Test("sorted by creation time, either way, a page is read in order from an index, never sorted", arguments: [false, true])
+    func createdAtFromIndex(descending: Bool) async throws {
+        try await TestDatabase.withDatabase { database in
+            let tenant = TenantScope("t-plan")
+            try await database.withConnection { connection in
+                // Creation times out of uid order, and two equal ones (the uid breaks the tie).
+                try await connection.query(
+                    """
+                    INSERT INTO users (tenant_id, uid, created_at)
+                    SELECT \(tenant.key), 'u' || g, timestamptz '2026-01-01' + ((g * 37) % 100) * interval '1 minute'
+                    FROM generate_series(1, 200) g
+                    """, logger: TestDatabase.logger)
+            }
+            let query = UserQuery(sortBy: .createdAt, descending: descending, offset: 3, limit: 20)
+            let statement = try #require(UserRepository.searchStatement(tenant: tenant, query))
+            let plan = try await database.withConnection { connection in
+                // A table this small is cheaper to sort; forbidding sorts shows whether an index can give the order.
+                try await connection.query("SET enable_sort = off", logger: TestDatabase.logger)
+                var lines: [String] = []
+                let rows = try await connection.query(
+                    PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds), logger: TestDatabase.logger)
+                for try await line in rows.decode(String.self) { lines.append(line) }
+                return lines.joined(separator: "\n")
+            }
+            #expect(plan.contains("users_created_at") && !plan.contains("Sort"), "\(plan)")
+
+            let users = try await UserRepository(database: database, logger: TestDatabase.logger).search(tenant: tenant, query)
+            // The same page as PostgreSQL orders it with no index in question.
+            let order = descending ? "DESC" : "ASC"
+            let expected = try await database.withConnection { connection in
+                var uids: [String] = []
+                let rows = try await connection.query(
+                    """
+                    SELECT uid FROM users WHERE tenant_id = \(tenant.key)
+                    ORDER BY created_at \(unescaped: order), uid \(unescaped: order) LIMIT 20 OFFSET 3
+                    """, logger: TestDatabase.logger)
+                for try await uid in rows.decode(String.self) { uids.append(uid) }
+                return uids
+            }
+            #expect(users.map(\.uid) == expected && expected.count == 20)
+        }
+    }
+}
