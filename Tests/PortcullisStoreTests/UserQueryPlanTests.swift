@@ -38,7 +38,7 @@ struct UserQueryPlanTests {
         try await TestDatabase.withDatabase { database in
             let tenant = TenantScope("t-plan")
             try await database.withConnection { connection in
-                // Creation times out of uid order, and two equal ones (the uid breaks the tie).
+                // Creation times out of uid order, each one twice (the uid breaks the tie).
                 try await connection.query(
                     """
                     INSERT INTO users (tenant_id, uid, created_at)
