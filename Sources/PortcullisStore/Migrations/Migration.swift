@@ -27,7 +27,7 @@ public struct Migration: Sendable {
     /// Every migration, in order.
     public static let all: [Migration] = [
         .foundation, .accounts, .refreshSessions, .userProviders, .preciseRevocation, .federation, .emailActions,
-        .actionCodeBinding, .retiredTenantIds, .passwordUpdatedAt, .providerRevocationURI, .usersCreatedAt,
+        .actionCodeBinding, .retiredTenantIds, .passwordUpdatedAt, .providerRevocationURI, .usersCreatedAt, .roomForUpdates,
     ]
 
     /// The version a current schema has.
