@@ -7,7 +7,7 @@ new_tenants, batch_get, import (batchCreate of 100,000 users with Firebase scryp
 batch_get tenant's 1,000,000 users; export needs batch_get), users (only when named: sign-in,
 refresh and lookup in a tenant of BENCH_USERS users, default 10,000,000, against a tenant of
 10,000 beside it, rounds alternating, both seeded with COPY, with the query plans of every
-user path; about 9 GB of disk and 35 minutes);
+user path; about 10 GB of disk and 35 minutes);
 the anchors always run; federation needs refresh, whose rate it is judged against).
 """
 import base64
@@ -613,9 +613,9 @@ def new_tenants(a, end_user, auth):
     generation, as the informational row shows (100 tenants back to back).
 
     The target's "one hash" is raw scrypt on one thread measured just before and just after
-    the first row, their mean: the host's speed drifts over a run (the same hash read 28 ms in
-    a run's first minute and 34–40 ms by this section), and the anchor is to stand for a hash
-    at the moment the row is measured."""
+    the first row, their mean: the host's speed can drift over a run (in one, the same hash read
+    28 ms in the run's first minute and 34–40 ms by this section), and the anchor is to stand
+    for a hash at the moment the row is measured."""
     rows = (("new_tenant", "first sign-in in a brand-new tenant", 0.5), ("new_tenant_sign_up", "first sign-up in a brand-new tenant", 0.5),
             ("new_tenant_burst", "first sign-in in a brand-new tenant", 0), ("old_tenant", "sign-in in one existing tenant", 0.5))
     hash_ms = []
@@ -759,6 +759,12 @@ def users_at_scale(a, end_user, auth, admin):
             assert status == 200, body
             return body["id_token"]
 
+    def counters():
+        """WAL written so far, in bytes, and pages PostgreSQL has read from outside its buffers
+        (the kernel's cache or the disk)."""
+        wal, reads = psql("SELECT pg_current_wal_lsn() - '0/0', blks_read FROM pg_stat_database WHERE datname = 'bench'").split("|")
+        return int(wal), int(reads)
+
     def measure(label, tenant):
         # Looking up consumes nothing: each tenant's ID tokens are made once, for all three rounds.
         if not hasattr(tenant, "lookup_bodies"):
@@ -772,18 +778,22 @@ def users_at_scale(a, end_user, auth, admin):
         with open(f"{WORK}/tokens", "w") as file:
             file.write("\n".join(tenant.refresh_token(g) for g in tenant.fresh(2048)) + "\n")
         settle()
-        figures = {
-            "sign_in": wrk(f"{end_user}/accounts:signInWithPassword?key={API_KEY}", 2, 16, "post-json-many.lua",
-                           {"BENCH_BODIES": f"{WORK}/sign-in-bodies", "BENCH_THREADS": "2"}),
-            "refresh": wrk(f"{end_user}/token?key={API_KEY}", 2, 16, "refresh.lua",
-                           {"BENCH_TOKENS": f"{WORK}/tokens", "BENCH_THREADS": "2"}),
-            "lookup": wrk(f"{end_user}/accounts:lookup?key={API_KEY}", 2, 16, "post-json-many.lua",
-                          {"BENCH_BODIES": f"{WORK}/lookup-bodies", "BENCH_THREADS": "2"}),
-        }
+        figures = {}
+        for name, path, script, env in (
+            ("sign_in", "accounts:signInWithPassword", "post-json-many.lua", {"BENCH_BODIES": f"{WORK}/sign-in-bodies"}),
+            ("refresh", "token", "refresh.lua", {"BENCH_TOKENS": f"{WORK}/tokens"}),
+            ("lookup", "accounts:lookup", "post-json-many.lua", {"BENCH_BODIES": f"{WORK}/lookup-bodies"}),
+        ):
+            wal, reads = counters()
+            figure = wrk(f"{end_user}/{path}?key={API_KEY}", 2, 16, script, dict(env, BENCH_THREADS="2"))
+            requests = figure["rate"] * SECONDS
+            wal_after, reads_after = counters()
+            figures[name] = dict(figure, wal_kb=(wal_after - wal) / 1024 / requests, reads=(reads_after - reads) / requests)
         for name, figure in figures.items():
             results.setdefault(f"scale_{name}_{label}", []).append(figure)
         log(f"  {tenant.size:,} users: " + ", ".join(
-            f"{name} {figure['rate']:.0f}/s (p99 {figure['p99_ms']:.1f} ms, {figure['errors']} errors)" for name, figure in figures.items()))
+            f"{name} {figure['rate']:.0f}/s (p99 {figure['p99_ms']:.1f} ms, {figure['errors']} errors, "
+            f"{figure['wal_kb']:.1f} KiB of WAL and {figure['reads']:.2f} page reads a request)" for name, figure in figures.items()))
 
     small, large = ScaleTenant("bench-scale-small", 10_000), ScaleTenant("bench-scale", total)
     log(f"users at scale: a tenant of 10,000 users and one of {total:,}, seeded with COPY")
