@@ -79,8 +79,14 @@ public struct RefreshSessionRepository: Sendable {
     let logger: Logger
     /// Concurrent refreshes share one statement, and so do concurrent sign-ins (copies of the
     /// repository share the batchers).
-    private let rotations: StatementBatcher<Rotation, (session: RefreshSession, user: User)?>
-    private let starts: StatementBatcher<SessionStart, Timestamp?>
+    private let rotations: StatementBatcher<Rotation, RowKey, (session: RefreshSession, user: User)?>
+    private let starts: StatementBatcher<SessionStart, RowKey, Timestamp?>
+
+    /// The row a batched request locks: a session for a refresh, a user for a sign-in.
+    private struct RowKey: Hashable, Sendable {
+        let tenant: String
+        let id: String
+    }
 
     /// A repository over the database.
     ///
@@ -97,10 +103,13 @@ public struct RefreshSessionRepository: Sendable {
         let leaders = concurrentBatches ?? max(2, ProcessInfo.processInfo.activeProcessorCount)
         let slots = min(leaders, database.settings.maximumConnections)
         // Each batch is a transaction of its own, answered only once its COMMIT is confirmed.
-        rotations = StatementBatcher(maximumLeaders: slots, maximumBatch: 64) { [logger] batch in
+        rotations = StatementBatcher(
+            maximumLeaders: slots, maximumBatch: 64, key: { RowKey(tenant: $0.tenant, id: $0.sessionId) }
+        ) { [logger] batch in
             try await database.withTransaction { transaction in try await Self.rotateCurrent(batch, in: transaction, logger: logger) }
         }
-        starts = StatementBatcher(maximumLeaders: slots, maximumBatch: 64) { [logger] batch in
+        starts = StatementBatcher(maximumLeaders: slots, maximumBatch: 64, key: { RowKey(tenant: $0.scope.key, id: $0.uid) }) {
+            [logger] batch in
             try await database.withTransaction { transaction in try await Self.start(batch, in: transaction, logger: logger) }
         }
     }
@@ -121,15 +130,14 @@ public struct RefreshSessionRepository: Sendable {
     ///
     /// - Returns: the session's start, or `nil` when the user no longer qualifies.
     public func start(_ start: SessionStart) async throws -> Timestamp? {
-        // Batched with whatever other sign-ins are waiting. No answer in a batch may also mean
-        // another sign-in of the same user took the row first, so only the request alone says
-        // the user no longer qualifies; a failed batch likewise runs again alone.
+        // Batched with whatever sign-ins of other users are waiting (one user's run one after
+        // another, so a batch's answer is the user's own); a failed batch runs again alone.
         switch await starts.submit(start) {
-        case .answered(let started?): return started
+        case .answered(let started): return started
         case .unavailable: throw AuthError(.unavailable)
-        case .answered(nil), .failed: break
+        case .failed:
+            return try await database.withTransaction { [self] transaction in try await self.start(start, in: transaction) }
         }
-        return try await database.withTransaction { [self] transaction in try await self.start(start, in: transaction) }
     }
 
     /// ``start(_:)`` inside the caller's transaction (a sign-in decided under the user's row lock).
@@ -141,7 +149,7 @@ public struct RefreshSessionRepository: Sendable {
     static func start(
         _ batch: [SessionStart], in transaction: Transaction, logger: Logger
     ) async throws -> [Timestamp?] {
-        // Sorted by user, so batches that share users lock them in one order.
+        // Sorted by user, so batches that share users (other instances') lock them in one order.
         let order = batch.indices.sorted { (batch[$0].scope.key, batch[$0].uid) < (batch[$1].scope.key, batch[$1].uid) }
         let statement = StartSessions(starts: order.map { batch[$0] })
         var started = [Timestamp?](repeating: nil, count: batch.count)
@@ -179,7 +187,7 @@ public struct RefreshSessionRepository: Sendable {
     private static func rotateCurrent(
         _ batch: [Rotation], in transaction: Transaction, logger: Logger
     ) async throws -> [(session: RefreshSession, user: User)?] {
-        // Sorted by session, so batches that share rows lock them in one order.
+        // Sorted by session, so batches that share rows (other instances') lock them in one order.
         let order = batch.indices.sorted { (batch[$0].tenant, batch[$0].sessionId) < (batch[$1].tenant, batch[$1].sessionId) }
         let statement = RotateCurrentTokens(rotations: order.map { batch[$0] })
         var rotated = [(session: RefreshSession, user: User)?](repeating: nil, count: batch.count)

@@ -10,13 +10,21 @@ import Synchronization
 /// plans, executes and commits once per batch instead of once per request: for the refresh
 /// rotation that is about a quarter of the database's CPU per request (BENCHMARKS.md).
 ///
+/// Requests carry a key (the row they lock, such as the user a sign-in records itself on),
+/// and no key is in two batches running at once, nor twice in one batch: a request whose
+/// key is taken waits in the queue for the batch holding it, while requests behind it that
+/// touch other rows go ahead. Without it, one account signing in over and over (a script
+/// with a stolen password, a flood) filled every slot with batches waiting on that user's
+/// row lock, each for the last one's commit, and another tenant's sign-in queued behind
+/// them all.
+///
 /// Every batch runs inside a request's own task, so there is no background task to start,
 /// stop or forget. When a batch fails, each request in it gets ``Outcome/failed`` and is
 /// expected to retry alone, so one request's cancellation or a deadlock victim never
 /// becomes another request's error; when the database is unavailable (the batch hit its
 /// deadline, or the server is gone), each gets ``Outcome/unavailable`` and gives up with its
 /// leader rather than wait out a deadline of its own.
-final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
+final class StatementBatcher<Request: Sendable, Key: Hashable & Sendable, Response: Sendable>: Sendable {
     /// What a request gets back.
     enum Outcome: Sendable {
         /// The batch ran; this is the request's own answer.
@@ -30,10 +38,14 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
     /// Runs one batch; returns one response per request, in order.
     typealias Execute = @Sendable ([Request]) async throws -> [Response]
 
+    /// The row a request locks: two requests with one key never run at the same time.
+    typealias KeyOf = @Sendable (Request) -> Key
+
     /// Batches that may run at once (each holds a database connection).
     let maximumLeaders: Int
     /// Requests in one batch at most.
     let maximumBatch: Int
+    private let key: KeyOf
     private let execute: Execute
     private let state = Mutex(State())
 
@@ -44,19 +56,39 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
 
     private struct Waiter: Sendable {
         let request: Request
+        let key: Key
         let continuation: CheckedContinuation<Ticket, Never>
     }
 
     private struct State: Sendable {
         var leaders = 0
         var waiting: [Waiter] = []
+        /// The keys of the requests in running batches.
+        var taken: Set<Key> = []
+
+        /// Removes and returns the first waiters whose keys are free, at most `limit`, taking
+        /// their keys; the others keep their places.
+        mutating func takeFree(_ limit: Int) -> [Waiter] {
+            var taken: [Waiter] = []
+            var kept: [Waiter] = []
+            for waiter in waiting {
+                if taken.count < limit, self.taken.insert(waiter.key).inserted {
+                    taken.append(waiter)
+                } else {
+                    kept.append(waiter)
+                }
+            }
+            if !taken.isEmpty { waiting = kept }
+            return taken
+        }
     }
 
     /// A batcher running `execute` for up to `maximumBatch` requests at a time, with at most
-    /// `maximumLeaders` batches in flight.
-    init(maximumLeaders: Int, maximumBatch: Int, execute: @escaping Execute) {
+    /// `maximumLeaders` batches in flight and no `key` in two of them.
+    init(maximumLeaders: Int, maximumBatch: Int, key: @escaping KeyOf, execute: @escaping Execute) {
         self.maximumLeaders = max(1, maximumLeaders)
         self.maximumBatch = max(1, maximumBatch)
+        self.key = key
         self.execute = execute
     }
 
@@ -71,10 +103,11 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
     /// `database.request_timeout`, not with all of it.
     func submit(_ request: Request) async -> Outcome {
         let queued = ContinuousClock.now
+        let key = key(request)
         let ticket = await withCheckedContinuation { (continuation: CheckedContinuation<Ticket, Never>) in
             let leads = state.withLock { state in
-                guard state.leaders < maximumLeaders else {
-                    state.waiting.append(Waiter(request: request, continuation: continuation))
+                guard state.leaders < maximumLeaders, state.taken.insert(key).inserted else {
+                    state.waiting.append(Waiter(request: request, key: key, continuation: continuation))
                     return false
                 }
                 state.leaders += 1
@@ -86,18 +119,15 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
         case .done(let outcome): return outcome
         case .lead:
             Database.requestBudget?.spend(.now - queued)
-            return await lead(with: request)
+            return await lead(with: request, key: key)
         }
     }
 
-    /// Runs a batch of `own` and the queue's head, passes the slot on to the next queued
-    /// request (or frees it), then answers the followers.
-    private func lead(with own: Request) async -> Outcome {
-        let followers = state.withLock { state in
-            let count = min(state.waiting.count, maximumBatch - 1)
-            defer { state.waiting.removeFirst(count) }
-            return Array(state.waiting.prefix(count))
-        }
+    /// Runs a batch of `own` and the first queued requests whose keys are free, passes the
+    /// slot on to the next queued request with a free key (or frees it), then answers the
+    /// followers.
+    private func lead(with own: Request, key: Key) async -> Outcome {
+        let followers = state.withLock { $0.takeFree(maximumBatch - 1) }
         // Not a swallowed failure: every request of a failed batch is told so and runs alone,
         // which reports its own error, unless the database itself failed them all.
         let responses: [Response]?
@@ -114,14 +144,17 @@ final class StatementBatcher<Request: Sendable, Response: Sendable>: Sendable {
         // executor in order, and the requests of this batch have their answers to finish
         // (an RSA signature each, for the refresh); a next leader queued behind them would
         // leave the database idle meanwhile, and the cores idle while its batch then runs.
-        let next = state.withLock { state -> Waiter? in
-            guard !state.waiting.isEmpty else {
-                state.leaders -= 1
-                return nil
-            }
-            return state.waiting.removeFirst()
+        // Freed keys may let several queued requests lead: the slots other batches gave up
+        // while every request queued was waiting for this batch's rows.
+        let next = state.withLock { state -> [Waiter] in
+            state.taken.remove(key)
+            for follower in followers { state.taken.remove(follower.key) }
+            state.leaders -= 1
+            let leading = state.takeFree(maximumLeaders - state.leaders)
+            state.leaders += leading.count
+            return leading
         }
-        next?.continuation.resume(returning: .lead)
+        for waiter in next { waiter.continuation.resume(returning: .lead) }
         for (index, follower) in followers.enumerated() {
             follower.continuation.resume(returning: .done(answered.map { .answered($0[index + 1]) } ?? failure))
         }
