@@ -17,8 +17,8 @@ struct FairQueue<Owner: Hashable, Job> {
     /// The jobs waiting, every owner's.
     private(set) var count = 0
 
-    /// Whether an owner with no job running has one waiting: `next()` would take its job.
-    var hasNewcomer: Bool { turns.contains { running[$0] == nil } }
+    /// Owners with no job running and one waiting: `next()` takes their jobs first.
+    var newcomers: Int { turns.count { running[$0] == nil } }
 
     /// Queues `job` behind `owner`'s others.
     mutating func append(_ job: Job, for owner: Owner) {

@@ -25,8 +25,13 @@ import Synchronization
 ///
 /// One *spare* thread beyond those takes only the hash of a tenant with none running, when
 /// every other thread is busy: a quiet tenant's sign-in then starts at once beside a flooding
-/// tenant's, sharing the cores for one hash, instead of waiting for one of the flood's hashes
-/// to end (which doubled its latency). A tenant alone never uses it.
+/// tenant's instead of waiting for one of the flood's hashes to end (which doubled its
+/// latency). It does so while the foreground is busy too: a newcomer's hash is one request
+/// waiting, not a flood, and the yielding thread at nice 6 would otherwise leave it behind
+/// the flood's hash in progress. While it runs, no other thread starts a hash once as many
+/// run as the pool has threads, so the cores are shared one hash each and the flood keeps
+/// the other threads' share rather than crowding the newcomer's hash. A tenant alone never
+/// uses it.
 public final class HashingPool: Sendable {
     private let threads: [Role: NIOThreadPool]
     private let state: Mutex<State>
@@ -61,6 +66,10 @@ public final class HashingPool: Sendable {
         let maximum: Int
         /// Whether the pool has yielding threads to shrink to.
         let canYield: Bool
+        /// Threads other than the spare: the most hashes that run at once unless the spare runs one.
+        let regular: Int
+        /// Jobs handed to threads and not finished.
+        var running = 0
         var queue = FairQueue<String, Job>()
         /// Per tenant: its hashes running or waiting. A tenant with none has no entry.
         var pending: [String: Int] = [:]
@@ -86,6 +95,7 @@ public final class HashingPool: Sendable {
         /// A job of `tenant` the queue handed out is done (or was dropped by a stopping pool).
         mutating func finish(_ tenant: String) {
             queue.finished(tenant)
+            running -= 1
             total -= 1
             let left = pending[tenant, default: 1] - 1
             pending[tenant] = left > 0 ? left : nil
@@ -93,8 +103,12 @@ public final class HashingPool: Sendable {
 
         /// Whether a thread of `role` may take a job now, the foreground `busy` or not.
         func mayRun(_ role: Role, busy: Bool) -> Bool {
-            let quietEnough = role == .yielding || !canYield || !busy
-            return quietEnough && (role != .spare || queue.hasNewcomer)
+            switch role {
+            case .steady: (!canYield || !busy) && running < regular
+            case .yielding: running < regular
+            // A newcomer the threads already woken will take is not the spare's.
+            case .spare: queue.newcomers > starting
+            }
         }
 
         /// An idle thread that may take a job no woken thread will, now counted as starting.
@@ -111,7 +125,10 @@ public final class HashingPool: Sendable {
         /// thread is idle again.
         mutating func nextJob(for role: Role, woken: Bool, busy: Bool) -> Job? {
             if woken { starting -= 1 }
-            if mayRun(role, busy: busy), let next = queue.next() { return next.job }
+            if mayRun(role, busy: busy), let next = queue.next() {
+                running += 1
+                return next.job
+            }
             idle[role, default: 0] += 1
             return nil
         }
@@ -136,7 +153,7 @@ public final class HashingPool: Sendable {
         state = Mutex(
             State(
                 maximumPerTenant: self.maximumPendingPerTenant, maximum: maximumPending,
-                canYield: threads > 1, idle: counts))
+                canYield: threads > 1, regular: threads, idle: counts))
         for pool in self.threads.values { pool.start() }
     }
 

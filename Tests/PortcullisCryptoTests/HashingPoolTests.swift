@@ -109,7 +109,9 @@ struct HashingPoolTests {
         for task in held + queued { try await task.value }
     }
 
-    @Test("a tenant with no hash running takes the spare thread while the others run another's; a flood never does")
+    @Test(
+        "a tenant with no hash running takes the spare thread while the others run another's, the foreground busy or not; a flood never does"
+    )
     func spareForNewcomers() async throws {
         let load = SetLoad(busy: false)
         let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: load)
@@ -123,19 +125,40 @@ struct HashingPoolTests {
         // Another tenant's hash runs at once: the flood's two are still held, its third waits.
         #expect(try await pool.run(for: "quiet") { 7 } == 7)
         #expect(pool.pending == 3 && first.waiting && second.waiting && order.items.isEmpty)
-        // While the foreground is busy, the spare takes nothing either.
+        // While the foreground is busy too: the yielding thread would leave it behind the flood.
         load.busy.store(true, ordering: .relaxed)
-        let busy = Task { try await pool.run(for: "busy") { order.record("busy1") } }
-        try await Self.until { pool.pending == 4 }
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(order.items.isEmpty)
+        #expect(try await pool.run(for: "busy") { 8 } == 8)
         load.busy.store(false, ordering: .relaxed)
+        #expect(pool.pending == 3 && order.items.isEmpty)
         first.open()
         second.open()
         for task in held { try await task.value }
         try await flood.value
-        try await busy.value
-        #expect(Set(order.items) == ["flood3", "busy1"])
+        #expect(order.items == ["flood3"])
+    }
+
+    @Test("while the spare runs a newcomer's hash, a thread the flood frees starts no hash of it until one ends")
+    func spareKeepsTheCoresShared() async throws {
+        let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: SetLoad(busy: false))
+        let (first, second, quiet) = (Gate(), Gate(), Gate())
+        let order = Recorder()
+        let held = [first, second].map { gate in Task { try await pool.run(for: "flood") { gate.wait() } } }
+        try await Self.until { first.waiting && second.waiting }
+        let flood = Task { try await pool.run(for: "flood") { order.record("flood3") } }
+        try await Self.until { pool.pending == 3 }
+        let newcomer = Task { try await pool.run(for: "quiet") { quiet.wait() } }
+        try await Self.until { quiet.waiting }
+        // One of the flood's hashes ends: its next would make three hashes on two threads' cores.
+        first.open()
+        try await held[0].value
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(order.items.isEmpty)
+        quiet.open()
+        try await newcomer.value
+        try await Self.until { order.items == ["flood3"] }
+        second.open()
+        try await held[1].value
+        try await flood.value
     }
 
     @Test("a tenant alone gets every thread of the pool")
