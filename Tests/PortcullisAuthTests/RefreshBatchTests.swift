@@ -1,11 +1,11 @@
 import PortcullisCore
 import PortcullisCrypto
-import PortcullisStore
 import PortcullisTestSupport
 import PostgresNIO
 import Testing
 
 @testable import PortcullisAuth
+@testable import PortcullisStore
 
 /// Concurrent refreshes share one statement (``RefreshSessionRepository``'s batcher): each
 /// request must still get its own session's answer, whatever else rode in its batch.
@@ -98,6 +98,55 @@ extension RefreshBatchTests {
             #expect(outcomes[30].value == .some(nil), "a disabled user gets no session")
             #expect(outcomes[31].value == .some(nil), "a password that is not the stored one gets no session")
             #expect(try await harness.count("SELECT count(*) FROM refresh_sessions WHERE session_id LIKE 'batch-session-%'") == 30)
+        }
+    }
+
+    @Test("a user whose row is held keeps its own sign-ins waiting, never another user's: no batch waits on it for them")
+    func heldUserHoldsOnlyItsOwnStarts() async throws {
+        try await AuthHarness.run { harness in
+            let tenant = try await harness.createTenant()
+            let held = try await harness.signUp("held@example.com", tenant: tenant).user
+            let other = try await harness.signUp("other@example.com", tenant: tenant).user
+            let repository = RefreshSessionRepository(database: harness.database, logger: TestDatabase.logger, concurrentBatches: 2)
+            let now = harness.clock.now()
+            func start(_ user: User, _ index: Int) async throws -> Timestamp? {
+                try await repository.start(
+                    SessionStart(
+                        tenantId: tenant, uid: user.uid, sessionId: "held-session-\(index)", tokenHash: Array(repeating: 1, count: 32),
+                        signInProvider: "password", now: now))
+            }
+            // Another transaction holds the user's row (as a revocation or another instance's sign-in would).
+            let (locked, lock) = AsyncStream<Void>.makeStream()
+            let (released, release) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await harness.database.withTransaction { transaction in
+                    try await transaction.query(
+                        "SELECT 1 FROM users WHERE tenant_id = \(tenant) AND uid = \(held.uid) FOR UPDATE", logger: TestDatabase.logger)
+                    lock.yield()
+                    for await _ in released { break }
+                }
+            }
+            for await _ in locked { break }
+            // Two sign-ins of the held user: before, they took both slots and waited on the row.
+            let heldStarts = (0..<2).map { index in Task { try await start(held, index) } }
+            try await Task.sleep(for: .milliseconds(200))
+            let otherFinishedFirst = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask { try await start(other, 2) != nil }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(3))
+                    return false
+                }
+                let first = try await group.next()
+                release.yield()
+                group.cancelAll()
+                try await group.waitForAll()
+                return first
+            }
+            #expect(otherFinishedFirst == true, "the other user's sign-in waited for the held row")
+            release.yield()
+            try await holder.value
+            for task in heldStarts { #expect(try await task.value != nil) }
+            #expect(try await harness.count("SELECT count(*) FROM refresh_sessions WHERE session_id LIKE 'held-session-%'") == 3)
         }
     }
 }
