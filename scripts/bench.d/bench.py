@@ -743,6 +743,8 @@ def users_at_scale(a, end_user, auth, admin):
 
         def fresh(self, count):
             """`count` users whose sessions no earlier call returned (a refreshed token is rotated away)."""
+            if count > self.size - len(self.used):
+                raise SystemExit(f"{self.size:,} users have {self.size - len(self.used):,} unused sessions, not {count:,}")
             chosen = []
             while len(chosen) < count:
                 index = chooser.randrange(self.size)
@@ -779,7 +781,9 @@ def users_at_scale(a, end_user, auth, admin):
             file.write("\n".join(json.dumps({"email": f"scale{g}@example.com", "password": "correct horse", "tenantId": tenant.id})
                                  for g in chooser.sample(range(tenant.size), 256)) + "\n")
         with open(f"{WORK}/tokens", "w") as file:
-            file.write("\n".join(tenant.refresh_token(g) for g in tenant.fresh(2048)) + "\n")
+            # 1,024 new sessions a round, on either side: the tenant of 10,000 has enough for
+            # the lookups' 2,048 and seven rounds (2,048 a round ran out in the fifth).
+            file.write("\n".join(tenant.refresh_token(g) for g in tenant.fresh(1024)) + "\n")
         settle()
         figures = {}
         for name, path, script, env in (
