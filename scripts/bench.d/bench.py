@@ -782,7 +782,7 @@ def users_at_scale(a, end_user, auth, admin):
                                  for g in chooser.sample(range(tenant.size), 256)) + "\n")
         with open(f"{WORK}/tokens", "w") as file:
             # 1,024 new sessions a round, on either side: the tenant of 10,000 has enough for
-            # the lookups' 2,048 and seven rounds (2,048 a round ran out in the fifth).
+            # the lookups' 2,048 and seven rounds (2,048 a round ran out in the fourth).
             file.write("\n".join(tenant.refresh_token(g) for g in tenant.fresh(1024)) + "\n")
         settle()
         figures = {}
