@@ -30,8 +30,11 @@ import Synchronization
 /// waiting, not a flood, and the yielding thread at nice 6 would otherwise leave it behind
 /// the flood's hash in progress. While it runs, no other thread starts a hash once as many
 /// run as the pool has threads, so the cores are shared one hash each and the flood keeps
-/// the other threads' share rather than crowding the newcomer's hash. A tenant alone never
-/// uses it.
+/// the other threads' share rather than crowding the newcomer's hash. The spare's core stays
+/// the newcomer's for a moment (`newcomerHold`) after its hash ends: a tenant signing in one
+/// request after another is back within a few milliseconds, and a thread the flood freed in
+/// that gap would otherwise start a second hash of the flood, which most of the newcomer's
+/// next hash then shares two cores with (three hashes). A tenant alone never uses it.
 public final class HashingPool: Sendable {
     private let threads: [Role: NIOThreadPool]
     private let state: Mutex<State>
@@ -45,9 +48,9 @@ public final class HashingPool: Sendable {
     /// The pool is full for this tenant (or for everyone): the caller should refuse the request now.
     public struct Saturated: Error, Equatable {}
 
-    /// A job of the queue: runs the caller's work on a pool thread (`true`), or reports the
-    /// pool stopped (`false`).
-    private typealias Job = @Sendable (_ run: Bool) -> Void
+    /// A job of the queue: runs the caller's work on a pool thread of `role` (`run`: `true`),
+    /// or reports the pool stopped (`false`).
+    private typealias Job = @Sendable (_ run: Bool, _ role: Role) -> Void
 
     /// What a thread of the pool does, in the order idle threads are woken.
     private enum Role: CaseIterable {
@@ -78,6 +81,10 @@ public final class HashingPool: Sendable {
         var idle: [Role: Int]
         /// Threads woken for a waiting job that have not taken one yet.
         var starting = 0
+        /// How long the spare's core stays taken after a newcomer's hash on it ends.
+        let newcomerHold: Duration
+        /// Until when it is: counted as one more hash running, while the spare is not running one.
+        var heldUntil: ContinuousClock.Instant?
 
         func hasRoom(for tenant: String) -> Bool {
             total < maximum && pending[tenant, default: 0] < maximumPerTenant
@@ -92,29 +99,32 @@ public final class HashingPool: Sendable {
             return true
         }
 
-        /// A job of `tenant` the queue handed out is done (or was dropped by a stopping pool).
-        mutating func finish(_ tenant: String) {
+        /// A job of `tenant` the queue handed out to a thread of `role` is done (or was dropped
+        /// by a stopping pool).
+        mutating func finish(_ tenant: String, on role: Role, at now: ContinuousClock.Instant) {
             queue.finished(tenant)
             running -= 1
             total -= 1
             let left = pending[tenant, default: 1] - 1
             pending[tenant] = left > 0 ? left : nil
+            if role == .spare { heldUntil = now + newcomerHold }
         }
 
-        /// Whether a thread of `role` may take a job now, the foreground `busy` or not.
-        func mayRun(_ role: Role, busy: Bool) -> Bool {
-            switch role {
-            case .steady: (!canYield || !busy) && running < regular
-            case .yielding: running < regular
+        /// Whether a thread of `role` may take a job `now`, the foreground `busy` or not.
+        func mayRun(_ role: Role, busy: Bool, now: ContinuousClock.Instant) -> Bool {
+            let taken = running + (heldUntil.map { now < $0 } == true ? 1 : 0)
+            return switch role {
+            case .steady: (!canYield || !busy) && taken < regular
+            case .yielding: taken < regular
             // A newcomer the threads already woken will take is not the spare's.
             case .spare: queue.newcomers > starting
             }
         }
 
         /// An idle thread that may take a job no woken thread will, now counted as starting.
-        mutating func wake(busy: Bool) -> Role? {
+        mutating func wake(busy: Bool, now: ContinuousClock.Instant) -> Role? {
             guard queue.count > starting,
-                let role = Role.allCases.first(where: { idle[$0, default: 0] > 0 && mayRun($0, busy: busy) })
+                let role = Role.allCases.first(where: { idle[$0, default: 0] > 0 && mayRun($0, busy: busy, now: now) })
             else { return nil }
             idle[role, default: 0] -= 1
             starting += 1
@@ -123,10 +133,12 @@ public final class HashingPool: Sendable {
 
         /// The next job of a running thread of `role` (`woken`: its first), or `nil`: the
         /// thread is idle again.
-        mutating func nextJob(for role: Role, woken: Bool, busy: Bool) -> Job? {
+        mutating func nextJob(for role: Role, woken: Bool, busy: Bool, now: ContinuousClock.Instant) -> Job? {
             if woken { starting -= 1 }
-            if mayRun(role, busy: busy), let next = queue.next() {
+            if mayRun(role, busy: busy, now: now), let next = queue.next() {
                 running += 1
+                // The spare runs a hash again: `running` counts its core.
+                if role == .spare { heldUntil = nil }
                 return next.job
             }
             idle[role, default: 0] += 1
@@ -142,8 +154,11 @@ public final class HashingPool: Sendable {
     }
 
     /// A pool yielding to `load`, with a spare thread or (`spare: false`, tests of the queue's
-    /// order) without.
-    init(threads: Int, maximumPendingPerTenant: Int? = nil, load: any ForegroundLoad, spare: Bool = true) {
+    /// order) without, whose core stays a newcomer's for `newcomerHold` after its hash.
+    init(
+        threads: Int, maximumPendingPerTenant: Int? = nil, load: any ForegroundLoad, spare: Bool = true,
+        newcomerHold: Duration = .milliseconds(20)
+    ) {
         let threads = max(1, threads)
         let counts: [Role: Int] = [.yielding: threads / 2, .steady: threads - threads / 2, .spare: spare ? 1 : 0]
         self.threads = counts.filter { $0.value > 0 }.mapValues { NIOThreadPool(numberOfThreads: $0) }
@@ -153,7 +168,7 @@ public final class HashingPool: Sendable {
         state = Mutex(
             State(
                 maximumPerTenant: self.maximumPendingPerTenant, maximum: maximumPending,
-                canYield: threads > 1, regular: threads, idle: counts))
+                canYield: threads > 1, regular: threads, idle: counts, newcomerHold: newcomerHold))
         for pool in self.threads.values { pool.start() }
     }
 
@@ -181,11 +196,21 @@ public final class HashingPool: Sendable {
         for tenant: String, _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-            let job: Job = { run in
+            let job: Job = { run, role in
                 let result = run ? Result { try work() } : .failure(CancellationError())
                 // Counted out before the caller resumes, so its next hash finds the room.
-                self.state.withLock { $0.finish(tenant) }
+                let hold = self.state.withLock { state in
+                    state.finish(tenant, on: role, at: .now)
+                    return role == .spare ? state.newcomerHold : nil
+                }
                 continuation.resume(with: result)
+                // Once the hold ends, the threads it kept idle take the jobs waiting.
+                if let hold {
+                    Task {
+                        try? await Task.sleep(for: hold)
+                        self.wakeThreads()
+                    }
+                }
             }
             guard state.withLock({ $0.admit(job, for: tenant) }) else { return continuation.resume(throwing: Saturated()) }
             wakeThreads()
@@ -195,7 +220,8 @@ public final class HashingPool: Sendable {
     /// Wakes idle threads for the waiting jobs, as many as may run now.
     private func wakeThreads() {
         let busy = load.isBusy()
-        while let role = state.withLock({ $0.wake(busy: busy) }), let pool = threads[role] {
+        let now = ContinuousClock.now
+        while let role = state.withLock({ $0.wake(busy: busy, now: now) }), let pool = threads[role] {
             pool.submit { workState in self.serve(on: role, active: workState == .active) }
         }
     }
@@ -207,12 +233,13 @@ public final class HashingPool: Sendable {
         var woken = true
         while true {
             let busy = load.isBusy()
-            guard let job = state.withLock({ $0.nextJob(for: role, woken: woken, busy: busy) }) else { break }
+            let now = ContinuousClock.now
+            guard let job = state.withLock({ $0.nextJob(for: role, woken: woken, busy: busy, now: now) }) else { break }
             woken = false
             // A thread of another role may run the jobs behind this one (the foreground
             // quietened, or a newcomer waits behind the job this one took).
             wakeThreads()
-            job(active)
+            job(active, role)
         }
         // Left waiting jobs to another role (the foreground got busy): make sure one runs them.
         wakeThreads()

@@ -161,6 +161,36 @@ struct HashingPoolTests {
         try await flood.value
     }
 
+    @Test("the spare's core stays the newcomer's for a moment after its hash: its next takes it, the flood waits out the hold")
+    func newcomerHold() async throws {
+        let hold = Duration.seconds(1)
+        let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: SetLoad(busy: false), newcomerHold: hold)
+        let (first, second, quiet) = (Gate(), Gate(), Gate())
+        let order = Recorder()
+        let held = [first, second].map { gate in Task { try await pool.run(for: "flood") { gate.wait() } } }
+        try await Self.until { first.waiting && second.waiting }
+        let flood = Task { try await pool.run(for: "flood") { order.record("flood3") } }
+        try await Self.until { pool.pending == 3 }
+        let newcomer = Task { try await pool.run(for: "quiet") { quiet.wait() } }
+        try await Self.until { quiet.waiting }
+        // A thread the flood frees waits while the newcomer's hash runs, and then while it is away.
+        first.open()
+        try await held[0].value
+        quiet.open()
+        try await newcomer.value
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(order.items.isEmpty)
+        // Its next hash finds the spare's core free, and holds it again once done.
+        let again = ContinuousClock.now
+        try await pool.run(for: "quiet") { order.record("quiet2") }
+        #expect(order.items == ["quiet2"])
+        try await Self.until { order.items == ["quiet2", "flood3"] }
+        #expect(ContinuousClock.now - again >= hold)
+        second.open()
+        try await held[1].value
+        try await flood.value
+    }
+
     @Test("a tenant alone gets every thread of the pool")
     func aloneGetsEverything() async throws {
         // Each hash waits (bounded) until both run at once: only two threads serving one tenant can pass.
@@ -370,6 +400,7 @@ final class Overlap: Sendable {
 
     var most: Int { counts.withLock { $0.most } }
 
+    @discardableResult
     func during<Value>(_ work: () -> Value) -> Value {
         counts.withLock {
             $0.running += 1
