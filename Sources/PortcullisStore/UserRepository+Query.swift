@@ -10,7 +10,19 @@ extension UserRepository {
     public func search(tenant: TenantScope, _ query: UserQuery) async throws -> [User] {
         guard let statement = Self.searchStatement(tenant: tenant, query) else { return [] }
         return try await database.withConnection { connection in
-            try await Self.decode(try await connection.query(statement, logger: logger), tenant: tenant).map(\.0)
+            let page = try await Self.decode(try await connection.query(statement, logger: logger), tenant: tenant).map(\.0)
+            guard query.filter == .all, query.sortBy == .email, page.count < query.limit else { return page }
+            // Sorted by email, the users without one follow those with one: the page goes on
+            // with them, skipping as many as the offset reaches past the others.
+            var skipped = 0
+            if page.isEmpty, query.offset > 0 {
+                let counted = try await connection.query(
+                    "SELECT count(*) FROM users WHERE tenant_id = \(tenant.key) AND email IS NOT NULL", logger: logger)
+                for try await withEmail in counted.decode(Int64.self) { skipped = max(0, query.offset - Int(clamping: withEmail)) }
+            }
+            let rest = Self.withoutEmailStatement(
+                tenant: tenant, descending: query.descending, limit: query.limit - page.count, offset: skipped)
+            return page + (try await Self.decode(try await connection.query(rest, logger: logger), tenant: tenant).map(\.0))
         }
     }
 
@@ -21,13 +33,30 @@ extension UserRepository {
     /// account at most, so it has no order to keep: with one, a known `LIMIT` would make
     /// walking the primary key in uid order until the account turns up look cheap, and at
     /// millions of users an email query did that for seconds.
+    ///
+    /// Sorted by email, it selects the users with one, in their unique index's order, and
+    /// ``withoutEmailStatement(tenant:descending:limit:offset:)`` the rest: one order for
+    /// both, `lower(email) NULLS LAST`, matches no index, and sorted the whole tenant.
     static func searchStatement(tenant: TenantScope, _ query: UserQuery) -> PostgresQuery? {
         guard let (condition, bindings) = selection(tenant: tenant, query.filter) else { return nil }
-        let order = query.filter == .all ? "ORDER BY \(orderSQL(query)) " : ""
+        let withEmail = query.sortBy == .email ? "AND email IS NOT NULL " : ""
+        let order = query.filter == .all ? "\(withEmail)ORDER BY \(orderSQL(query)) " : ""
         return PostgresQuery(
             unsafeSQL: """
                 SELECT \(columns) FROM users WHERE \(condition)
                 \(order)LIMIT \(query.limit) OFFSET \(query.offset)
+                """, binds: bindings)
+    }
+
+    /// The users without an email in uid order (`users_without_email`), `limit` of them after
+    /// `offset`: the end of a query sorted by email, in either direction.
+    static func withoutEmailStatement(tenant: TenantScope, descending: Bool, limit: Int, offset: Int) -> PostgresQuery {
+        var bindings = PostgresBindings()
+        bindings.append(tenant.key)
+        return PostgresQuery(
+            unsafeSQL: """
+                SELECT \(columns) FROM users WHERE tenant_id = $1 AND email IS NULL
+                ORDER BY uid \(descending ? "DESC" : "ASC") LIMIT \(limit) OFFSET \(offset)
                 """, binds: bindings)
     }
 
@@ -63,7 +92,9 @@ extension UserRepository {
         }
     }
 
-    /// The `ORDER BY` of a query, from fixed fragments only; the uid breaks ties, so the order is total.
+    /// The `ORDER BY` of a query over every user, from fixed fragments only; the uid breaks
+    /// ties, so the order is total. Sorted by email, it orders only the users with one, whose
+    /// emails are unique (``searchStatement(tenant:_:)``).
     static func orderSQL(_ query: UserQuery) -> String {
         let direction = query.descending ? "DESC" : "ASC"
         let nullable: String
@@ -74,7 +105,7 @@ extension UserRepository {
         case .createdAt: return "created_at \(direction), uid \(direction)"
         case .name: nullable = "display_name"
         case .lastLoginAt: nullable = "last_login_us"
-        case .email: nullable = "lower(email)"
+        case .email: return "lower(email) \(direction)"
         }
         return "\(nullable) \(direction) NULLS LAST, uid \(direction)"
     }

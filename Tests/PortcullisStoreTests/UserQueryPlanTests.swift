@@ -75,4 +75,57 @@ struct UserQueryPlanTests {
             #expect(users.map(\.uid) == expected && expected.count == 20)
         }
     }
+
+    @Test(
+        "sorted by email, either way, the users with one come from the email index and then those without from theirs, never sorted",
+        arguments: [false, true])
+    func emailFromIndexes(descending: Bool) async throws {
+        try await TestDatabase.withDatabase { database in
+            let tenant = TenantScope("t-email")
+            try await database.withConnection { connection in
+                // Thirty emails out of uid order, and ten users without one.
+                try await connection.query(
+                    """
+                    INSERT INTO users (tenant_id, uid, email)
+                    SELECT \(tenant.key), 'u' || g, CASE WHEN g <= 30 THEN 'e' || ((g * 7) % 31) || '@example.com' END
+                    FROM generate_series(1, 40) g
+                    """, logger: TestDatabase.logger)
+            }
+            let plan = try await database.withConnection { connection in
+                try await connection.query("SET enable_sort = off", logger: TestDatabase.logger)
+                var lines: [String] = []
+                for statement in [
+                    try #require(
+                        UserRepository.searchStatement(tenant: tenant, UserQuery(sortBy: .email, descending: descending, limit: 20))),
+                    UserRepository.withoutEmailStatement(tenant: tenant, descending: descending, limit: 20, offset: 3),
+                ] {
+                    let rows = try await connection.query(
+                        PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds), logger: TestDatabase.logger)
+                    for try await line in rows.decode(String.self) { lines.append(line) }
+                }
+                return lines.joined(separator: "\n")
+            }
+            #expect(plan.contains("users_email_unique") && plan.contains("users_without_email") && !plan.contains("Sort"), "\(plan)")
+
+            // Every page, inside either part, across the boundary, past it and past the end, as
+            // PostgreSQL orders the whole tenant with no index in question.
+            let order = descending ? "DESC" : "ASC"
+            let expected = try await database.withConnection { connection in
+                var uids: [String] = []
+                let rows = try await connection.query(
+                    """
+                    SELECT uid FROM users WHERE tenant_id = \(tenant.key)
+                    ORDER BY lower(email) \(unescaped: order) NULLS LAST, uid \(unescaped: order)
+                    """, logger: TestDatabase.logger)
+                for try await uid in rows.decode(String.self) { uids.append(uid) }
+                return uids
+            }
+            let users = UserRepository(database: database, logger: TestDatabase.logger)
+            for (offset, limit) in [(0, 25), (25, 10), (30, 5), (33, 10), (45, 5)] {
+                let page = try await users.search(
+                    tenant: tenant, UserQuery(sortBy: .email, descending: descending, offset: offset, limit: limit))
+                #expect(page.map(\.uid) == Array(expected.dropFirst(offset).prefix(limit)), "offset \(offset), limit \(limit)")
+            }
+        }
+    }
 }

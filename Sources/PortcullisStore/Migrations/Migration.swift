@@ -28,6 +28,7 @@ public struct Migration: Sendable {
     public static let all: [Migration] = [
         .foundation, .accounts, .refreshSessions, .userProviders, .preciseRevocation, .federation, .emailActions,
         .actionCodeBinding, .retiredTenantIds, .passwordUpdatedAt, .providerRevocationURI, .usersCreatedAt, .roomForUpdates,
+        .usersWithoutEmail,
     ]
 
     /// The version a current schema has.
