@@ -7,7 +7,8 @@ new_tenants, batch_get, import (batchCreate of 100,000 users with Firebase scryp
 batch_get tenant's 1,000,000 users; export needs batch_get), users (only when named: sign-in,
 refresh and lookup in a tenant of BENCH_USERS users, default 10,000,000, against a tenant of
 10,000 beside it, BENCH_SCALE_ROUNDS (5) rounds alternating, both seeded with COPY, with the
-query plans of every user path; about 10 GB of disk and 40 minutes);
+query plans of every user path; about 10 GB of disk and 40 minutes; BENCH_USERS_ACROSS, e.g.
+100,000,000, adds tenants of 1,000,000 users beside them up to that total, ~470 bytes a user);
 the anchors always run; federation needs refresh, whose rate it is judged against).
 """
 import base64
@@ -716,6 +717,44 @@ def seed_users(tenant, seed, start, end):
     log(f"  seeded users {start:,} to {end:,} with COPY in {time.monotonic() - started:.0f} s")
 
 
+def seed_other_tenants(a, auth, seed_tenant, count):
+    """Issue 32's users across tenants: `count` more users beside the scale tenants, in tenants
+    of 1,000,000 (the last one the rest), each user with a password hash and no session. The
+    server makes their rows and COPY carries them in (Python's rows, ~35,000 a second, would
+    take most of an hour for 90,000,000), one tenant after another, each named to sort after
+    every tenant before it: with its keys rising too, every row lands on the right-most page of
+    each index, which a B-tree leaves nine tenths full. Rows rising in the middle of an index
+    (two tenants at a time) split its pages in halves: ~650 bytes a user instead of ~470, and
+    100,000,000 did not fit on this host's disk."""
+    started = time.monotonic()
+    sizes = [1_000_000] * (count // 1_000_000) + ([count % 1_000_000] if count % 1_000_000 else [])
+    columns = "tenant_id, uid, email, email_verified, display_name, password_hash, created_at, valid_since_us, last_login_us"
+    connect = [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-d", "bench", "-v", "ON_ERROR_STOP=1"]
+
+    def fill(index):
+        status, body = http("POST", f"{a.base}/v2/projects/{PROJECT}/tenants",
+                            {"displayName": f"zz-other-{index:03}", "allowPasswordSignup": True}, auth)
+        assert status == 200, body
+        tenant = body["name"].split("/")[-1]
+        # Each column an index has after the tenant grows with g.
+        rows = (f"SELECT '{tenant}', lpad(to_hex(g), 8, '0') || substr(md5('{tenant}/' || g), 1, 20), "
+                f"'user' || lpad(g::text, 8, '0') || '@example.com', true, 'User ' || g, "
+                f"seed.password_hash, seed.created_at + g * interval '1 millisecond', seed.valid_since_us, seed.last_login_us "
+                f"FROM generate_series(0, {sizes[index] - 1}) AS g, "
+                f"(SELECT * FROM users WHERE tenant_id = '{seed_tenant}' AND email = 'seed@example.com') AS seed")
+        producer = subprocess.Popen(connect + ["-c", f"COPY ({rows}) TO STDOUT"], stdout=subprocess.PIPE)
+        consumer = subprocess.Popen(connect + ["-c", f"\\copy users ({columns}) FROM pstdin"],
+                                    stdin=producer.stdout, stdout=subprocess.DEVNULL)
+        producer.stdout.close()
+        assert producer.wait() == 0 and consumer.wait() == 0, f"COPY into tenant {tenant} failed"
+
+    for index in range(len(sizes)):
+        fill(index)
+    log(f"  seeded {count:,} users in {len(sizes)} other tenants with COPY in {time.monotonic() - started:.0f} s; "
+        + psql("SELECT 'users ' || pg_size_pretty(pg_table_size('users')) || ' + ' || pg_size_pretty(pg_indexes_size('users')) "
+               "|| ' of indexes'"))
+
+
 def users_at_scale(a, end_user, auth, admin):
     """DESIGN.md §7 and issue 32: sign-in, refresh and lookup in a tenant of BENCH_USERS
     (10,000,000) users against the same in a tenant of 10,000 beside it, in BENCH_SCALE_ROUNDS
@@ -806,6 +845,10 @@ def users_at_scale(a, end_user, auth, admin):
     log(f"users at scale: a tenant of 10,000 users and one of {total:,}, seeded with COPY")
     seed_users(small.id, small.seed, 0, small.size)
     seed_users(large.id, large.seed, 0, large.size)
+    across = int(os.environ.get("BENCH_USERS_ACROSS", "0"))
+    if across:
+        seed_other_tenants(a, auth, large.id, across - small.size - large.size)
+        results["scale_across"] = across
     settle()
     for round in range(int(os.environ.get("BENCH_SCALE_ROUNDS", "5"))):
         log(f"users at scale, round {round + 1}: sign-in, refresh and lookup, -t2 -c16, in each tenant")
@@ -881,6 +924,8 @@ def query_plans(large, admin):
                                       {"returnUserInfo": True, "expression": [{"userId": scale_uid(queried)}]}, bearer)),
         ("query, newest 20 by creation time", lambda: http("POST", f"{admin_url}/accounts:query",
                                                            {"returnUserInfo": True, "limit": "20", "sortBy": "CREATED_AT", "order": "DESC"}, bearer)),
+        ("query, first 20 by email", lambda: http("POST", f"{admin_url}/accounts:query",
+                                                  {"returnUserInfo": True, "limit": "20", "sortBy": "USER_EMAIL"}, bearer)),
         ("batchDelete of 100 users", lambda: http("POST", f"{admin_url}/accounts:batchDelete", {"localIds": deleted, "force": True}, bearer)),
         (f"export of {total:,} users", export),
     ]
@@ -928,7 +973,8 @@ def scale_row(r, name):
     ratios = [big["rate"] / little["rate"] for big, little in zip(large, small)]
     pooled = sum(figure["rate"] for figure in large) / sum(figure["rate"] for figure in small)
     failed = sum(figure["errors"] for figure in small + large)
-    return (f"{name.replace('_', '-')} at {r['scale_users']:,} users, -c16, {len(ratios)} interleaved rounds",
+    across = f" ({r['scale_across']:,} across tenants)" if "scale_across" in r else ""
+    return (f"{name.replace('_', '-')} at {r['scale_users']:,} users{across}, -c16, {len(ratios)} interleaved rounds",
             " / ".join(f"{figure['rate']:.0f}" for figure in large) + "/s",
             f"{pooled:.2f} × the same at 10,000 users over the rounds (each: "
             + " / ".join(f"{ratio:.2f}" for ratio in ratios) + "; at 10,000: "
