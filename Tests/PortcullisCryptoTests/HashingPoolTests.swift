@@ -115,80 +115,58 @@ struct HashingPoolTests {
     func spareForNewcomers() async throws {
         let load = SetLoad(busy: false)
         let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: load)
-        let (first, second) = (Gate(), Gate())
-        let order = Recorder()
         // Both threads run the flooding tenant's hashes and a third of its waits: the spare leaves it.
-        let held = [first, second].map { gate in Task { try await pool.run(for: "flood") { gate.wait() } } }
-        try await Self.until { first.waiting && second.waiting }
-        let flood = Task { try await pool.run(for: "flood") { order.record("flood3") } }
-        try await Self.until { pool.pending == 3 }
+        let flood = try await HeldFlood(on: pool)
         // Another tenant's hash runs at once: the flood's two are still held, its third waits.
         #expect(try await pool.run(for: "quiet") { 7 } == 7)
-        #expect(pool.pending == 3 && first.waiting && second.waiting && order.items.isEmpty)
+        #expect(pool.pending == 3 && flood.gates.allSatisfy(\.waiting) && flood.order.items.isEmpty)
         // While the foreground is busy too: the yielding thread would leave it behind the flood.
         load.busy.store(true, ordering: .relaxed)
         #expect(try await pool.run(for: "busy") { 8 } == 8)
         load.busy.store(false, ordering: .relaxed)
-        #expect(pool.pending == 3 && order.items.isEmpty)
-        first.open()
-        second.open()
-        for task in held { try await task.value }
-        try await flood.value
-        #expect(order.items == ["flood3"])
+        #expect(pool.pending == 3 && flood.order.items.isEmpty)
+        try await flood.release()
+        #expect(flood.order.items == ["flood3"])
     }
 
     @Test("while the spare runs a newcomer's hash, a thread the flood frees starts no hash of it until one ends")
     func spareKeepsTheCoresShared() async throws {
         let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: SetLoad(busy: false))
-        let (first, second, quiet) = (Gate(), Gate(), Gate())
-        let order = Recorder()
-        let held = [first, second].map { gate in Task { try await pool.run(for: "flood") { gate.wait() } } }
-        try await Self.until { first.waiting && second.waiting }
-        let flood = Task { try await pool.run(for: "flood") { order.record("flood3") } }
-        try await Self.until { pool.pending == 3 }
+        let flood = try await HeldFlood(on: pool)
+        let quiet = Gate()
         let newcomer = Task { try await pool.run(for: "quiet") { quiet.wait() } }
         try await Self.until { quiet.waiting }
         // One of the flood's hashes ends: its next would make three hashes on two threads' cores.
-        first.open()
-        try await held[0].value
+        try await flood.end(0)
         try await Task.sleep(for: .milliseconds(50))
-        #expect(order.items.isEmpty)
+        #expect(flood.order.items.isEmpty)
         quiet.open()
         try await newcomer.value
-        try await Self.until { order.items == ["flood3"] }
-        second.open()
-        try await held[1].value
-        try await flood.value
+        try await Self.until { flood.order.items == ["flood3"] }
+        try await flood.release()
     }
 
     @Test("the spare's core stays the newcomer's for a moment after its hash: its next takes it, the flood waits out the hold")
     func newcomerHold() async throws {
         let hold = Duration.seconds(1)
         let pool = HashingPool(threads: 2, maximumPendingPerTenant: 16, load: SetLoad(busy: false), newcomerHold: hold)
-        let (first, second, quiet) = (Gate(), Gate(), Gate())
-        let order = Recorder()
-        let held = [first, second].map { gate in Task { try await pool.run(for: "flood") { gate.wait() } } }
-        try await Self.until { first.waiting && second.waiting }
-        let flood = Task { try await pool.run(for: "flood") { order.record("flood3") } }
-        try await Self.until { pool.pending == 3 }
+        let flood = try await HeldFlood(on: pool)
+        let quiet = Gate()
         let newcomer = Task { try await pool.run(for: "quiet") { quiet.wait() } }
         try await Self.until { quiet.waiting }
         // A thread the flood frees waits while the newcomer's hash runs, and then while it is away.
-        first.open()
-        try await held[0].value
+        try await flood.end(0)
         quiet.open()
         try await newcomer.value
         try await Task.sleep(for: .milliseconds(100))
-        #expect(order.items.isEmpty)
+        #expect(flood.order.items.isEmpty)
         // Its next hash finds the spare's core free, and holds it again once done.
         let again = ContinuousClock.now
-        try await pool.run(for: "quiet") { order.record("quiet2") }
-        #expect(order.items == ["quiet2"])
-        try await Self.until { order.items == ["quiet2", "flood3"] }
+        try await pool.run(for: "quiet") { flood.order.record("quiet2") }
+        #expect(flood.order.items == ["quiet2"])
+        try await Self.until { flood.order.items == ["quiet2", "flood3"] }
         #expect(ContinuousClock.now - again >= hold)
-        second.open()
-        try await held[1].value
-        try await flood.value
+        try await flood.release()
     }
 
     @Test("a tenant alone gets every thread of the pool")
@@ -352,7 +330,7 @@ struct HashingPoolTests {
 
     /// Waits (bounded) until `condition` holds: the pool admits work from tasks whose start
     /// order the test does not control.
-    private static func until(_ condition: () -> Bool) async throws {
+    static func until(_ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while !condition() {
             guard ContinuousClock.now < deadline else { throw GateTimeout() }
@@ -362,6 +340,37 @@ struct HashingPoolTests {
 }
 
 struct GateTimeout: Error {}
+
+/// A flooding tenant's hashes held on both threads of a pool and a third of them waiting:
+/// where the spare thread's tests start.
+struct HeldFlood {
+    let gates: [Gate]
+    let held: [Task<Void, any Error>]
+    let third: Task<Void, any Error>
+    /// What ran, the third hash recorded as "flood3".
+    let order: Recorder
+
+    init(on pool: HashingPool) async throws {
+        let (gates, order) = ([Gate(), Gate()], Recorder())
+        held = gates.map { gate in Task { try await pool.run(for: "flood") { gate.wait() } } }
+        try await HashingPoolTests.until { gates.allSatisfy(\.waiting) }
+        third = Task { try await pool.run(for: "flood") { order.record("flood3") } }
+        try await HashingPoolTests.until { pool.pending == 3 }
+        (self.gates, self.order) = (gates, order)
+    }
+
+    /// Lets held hash `index` end.
+    func end(_ index: Int) async throws {
+        gates[index].open()
+        try await held[index].value
+    }
+
+    /// Lets every hash end, and waits for all three.
+    func release() async throws {
+        for index in gates.indices { try await end(index) }
+        try await third.value
+    }
+}
 
 /// What ran, in order.
 final class Recorder: Sendable {

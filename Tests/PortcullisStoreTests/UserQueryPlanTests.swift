@@ -48,30 +48,17 @@ struct UserQueryPlanTests {
             }
             let query = UserQuery(sortBy: .createdAt, descending: descending, offset: 3, limit: 20)
             let statement = try #require(UserRepository.searchStatement(tenant: tenant, query))
-            let plan = try await database.withConnection { connection in
-                // A table this small is cheaper to sort; forbidding sorts shows whether an index can give the order.
-                try await connection.query("SET enable_sort = off", logger: TestDatabase.logger)
-                var lines: [String] = []
-                let rows = try await connection.query(
-                    PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds), logger: TestDatabase.logger)
-                for try await line in rows.decode(String.self) { lines.append(line) }
-                return lines.joined(separator: "\n")
-            }
+            let plan = try await Self.unsortedPlan(of: [statement], in: database)
             #expect(plan.contains("users_created_at") && !plan.contains("Sort"), "\(plan)")
 
             let users = try await UserRepository(database: database, logger: TestDatabase.logger).search(tenant: tenant, query)
             // The same page as PostgreSQL orders it with no index in question.
             let order = descending ? "DESC" : "ASC"
-            let expected = try await database.withConnection { connection in
-                var uids: [String] = []
-                let rows = try await connection.query(
-                    """
-                    SELECT uid FROM users WHERE tenant_id = \(tenant.key)
-                    ORDER BY created_at \(unescaped: order), uid \(unescaped: order) LIMIT 20 OFFSET 3
-                    """, logger: TestDatabase.logger)
-                for try await uid in rows.decode(String.self) { uids.append(uid) }
-                return uids
-            }
+            let expected = try await Self.strings(
+                """
+                SELECT uid FROM users WHERE tenant_id = \(tenant.key)
+                ORDER BY created_at \(unescaped: order), uid \(unescaped: order) LIMIT 20 OFFSET 3
+                """, in: database)
             #expect(users.map(\.uid) == expected && expected.count == 20)
         }
     }
@@ -91,41 +78,51 @@ struct UserQueryPlanTests {
                     FROM generate_series(1, 40) g
                     """, logger: TestDatabase.logger)
             }
-            let plan = try await database.withConnection { connection in
-                try await connection.query("SET enable_sort = off", logger: TestDatabase.logger)
-                var lines: [String] = []
-                for statement in [
-                    try #require(
-                        UserRepository.searchStatement(tenant: tenant, UserQuery(sortBy: .email, descending: descending, limit: 20))),
-                    UserRepository.withoutEmailStatement(tenant: tenant, descending: descending, limit: 20, offset: 3),
-                ] {
-                    let rows = try await connection.query(
-                        PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds), logger: TestDatabase.logger)
-                    for try await line in rows.decode(String.self) { lines.append(line) }
-                }
-                return lines.joined(separator: "\n")
-            }
+            let withEmail = UserRepository.searchStatement(tenant: tenant, UserQuery(sortBy: .email, descending: descending, limit: 20))
+            let withoutEmail = UserRepository.withoutEmailStatement(tenant: tenant, descending: descending, limit: 20, offset: 3)
+            let plan = try await Self.unsortedPlan(of: [try #require(withEmail), withoutEmail], in: database)
             #expect(plan.contains("users_email_unique") && plan.contains("users_without_email") && !plan.contains("Sort"), "\(plan)")
 
             // Every page, inside either part, across the boundary, past it and past the end, as
             // PostgreSQL orders the whole tenant with no index in question.
             let order = descending ? "DESC" : "ASC"
-            let expected = try await database.withConnection { connection in
-                var uids: [String] = []
-                let rows = try await connection.query(
-                    """
-                    SELECT uid FROM users WHERE tenant_id = \(tenant.key)
-                    ORDER BY lower(email) \(unescaped: order) NULLS LAST, uid \(unescaped: order)
-                    """, logger: TestDatabase.logger)
-                for try await uid in rows.decode(String.self) { uids.append(uid) }
-                return uids
-            }
+            let expected = try await Self.strings(
+                """
+                SELECT uid FROM users WHERE tenant_id = \(tenant.key)
+                ORDER BY lower(email) \(unescaped: order) NULLS LAST, uid \(unescaped: order)
+                """, in: database)
             let users = UserRepository(database: database, logger: TestDatabase.logger)
             for (offset, limit) in [(0, 25), (25, 10), (30, 5), (33, 10), (45, 5)] {
                 let page = try await users.search(
                     tenant: tenant, UserQuery(sortBy: .email, descending: descending, offset: offset, limit: limit))
                 #expect(page.map(\.uid) == Array(expected.dropFirst(offset).prefix(limit)), "offset \(offset), limit \(limit)")
             }
+        }
+    }
+
+    /// The plans of `statements`, sorts forbidden: a table this small is cheaper to sort, and
+    /// forbidding sorts shows whether an index can give the order.
+    private static func unsortedPlan(of statements: [PostgresQuery], in database: Database) async throws -> String {
+        try await database.withConnection { connection in
+            try await connection.query("SET enable_sort = off", logger: TestDatabase.logger)
+            var lines: [String] = []
+            for statement in statements {
+                let rows = try await connection.query(
+                    PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds), logger: TestDatabase.logger)
+                for try await line in rows.decode(String.self) { lines.append(line) }
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// The first column of `query`'s rows.
+    private static func strings(_ query: PostgresQuery, in database: Database) async throws -> [String] {
+        try await database.withConnection { connection in
+            var values: [String] = []
+            for try await value in try await connection.query(query, logger: TestDatabase.logger).decode(String.self) {
+                values.append(value)
+            }
+            return values
         }
     }
 }
