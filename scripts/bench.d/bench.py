@@ -34,6 +34,8 @@ SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 API_KEY = "bench-api-key"
 PROJECT = "bench"
+# psql connected to the bench's cluster; callers add the database and what to run.
+PSQL = [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis"]
 ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
 results = {}
 
@@ -92,7 +94,7 @@ def settle():
 
 
 def psql(sql, database="bench"):
-    return run([f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-d", database, "-tAc", sql]).stdout.strip()
+    return run(PSQL + ["-d", database, "-tAc", sql]).stdout.strip()
 
 
 class Daemon:
@@ -681,8 +683,8 @@ def copy_rows(table, columns, rows):
     """COPY rows (tuples of text, None for NULL) into `table`; the rows are consistent by
     construction, so foreign-key triggers are skipped (session_replication_role)."""
     process = subprocess.Popen(
-        [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-d", "bench", "-v", "ON_ERROR_STOP=1",
-         "-c", "SET session_replication_role = replica", "-c", f"\\copy {table} ({columns}) FROM pstdin"],
+        PSQL + ["-d", "bench", "-v", "ON_ERROR_STOP=1", "-c", "SET session_replication_role = replica",
+                "-c", f"\\copy {table} ({columns}) FROM pstdin"],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     batch = []
     for row in rows:
@@ -729,7 +731,7 @@ def seed_other_tenants(a, auth, seed_tenant, count):
     started = time.monotonic()
     sizes = [1_000_000] * (count // 1_000_000) + ([count % 1_000_000] if count % 1_000_000 else [])
     columns = "tenant_id, uid, email, email_verified, display_name, password_hash, created_at, valid_since_us, last_login_us"
-    connect = [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-d", "bench", "-v", "ON_ERROR_STOP=1"]
+    connect = PSQL + ["-d", "bench", "-v", "ON_ERROR_STOP=1"]
 
     def fill(index):
         status, body = http("POST", f"{a.base}/v2/projects/{PROJECT}/tenants",
@@ -881,7 +883,7 @@ def query_plans(large, admin):
                 "auto_explain.log_analyze": "on", "auto_explain.log_buffers": "on"}
     # ALTER SYSTEM knows auto_explain's settings only in a session that has loaded it.
     def alter_system(statements):
-        command = [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "portcullis", "-d", "bench", "-c", "LOAD 'auto_explain'"]
+        command = PSQL + ["-d", "bench", "-c", "LOAD 'auto_explain'"]
         run(command + [argument for statement in statements + ["SELECT pg_reload_conf()"] for argument in ("-c", statement)])
     alter_system([f"ALTER SYSTEM SET {name} = {value}" for name, value in settings.items()])
     probe = Daemon(int(os.environ["BENCH_PORT_B"]), "probe")
