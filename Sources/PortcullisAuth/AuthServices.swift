@@ -78,6 +78,8 @@ public struct AuthServices: Sendable {
     public let database: Database
     /// Tenant settings and the project config, cached.
     public let tenantSettings: TenantSettingsCache
+    /// Password hashing on the shared hashing pool.
+    public let passwords: PasswordHashingService
     /// Users' revocation state, cached (`checkRevoked`).
     public let revocation: RevocationCache
     /// Per-tenant keyrings.
@@ -142,7 +144,7 @@ public struct AuthServices: Sendable {
             database: database, keyrings: keyrings, tenants: tenantSettings, sessions: sessions,
             successorKey: RefreshTokenKey(masterKey: configuration.masterKey), verified: verifiedTokens,
             projectId: configuration.projectId, publicURL: configuration.publicURL, clock: clock)
-        let passwords = PasswordHashingService(
+        passwords = PasswordHashingService(
             defaultParameters: configuration.passwordHashing,
             pool: HashingPool(maximumPendingPerTenant: configuration.maximumPendingHashes), metrics: metrics)
         let links = ProviderLinkRepository(database: database, logger: logger)

@@ -85,6 +85,8 @@ public final class HashingPool: Sendable {
         let newcomerHold: Duration
         /// Until when it is: counted as one more hash running, while the spare is not running one.
         var heldUntil: ContinuousClock.Instant?
+        /// When the latest hash ended.
+        var lastEnded: ContinuousClock.Instant?
 
         func hasRoom(for tenant: String) -> Bool {
             total < maximum && pending[tenant, default: 0] < maximumPerTenant
@@ -108,6 +110,7 @@ public final class HashingPool: Sendable {
             let left = pending[tenant, default: 1] - 1
             pending[tenant] = left > 0 ? left : nil
             if role == .spare { heldUntil = now + newcomerHold }
+            lastEnded = now
         }
 
         /// Whether a thread of `role` may take a job `now`, the foreground `busy` or not.
@@ -182,6 +185,14 @@ public final class HashingPool: Sendable {
 
     /// Hashes of `tenant` running or waiting.
     func pending(for tenant: String) -> Int { state.withLock { $0.pending[tenant, default: 0] } }
+
+    /// Whether no hash has run or waited for `quiet`, up to `now`.
+    ///
+    /// What handing freed memory back to the kernel waits for: each hash allocates 16 MiB, and
+    /// the first hash after those pages went back faults all of them in again.
+    public func isQuiet(for quiet: Duration, now: ContinuousClock.Instant = .now) -> Bool {
+        state.withLock { state in state.total == 0 && state.lastEnded.map { now - $0 >= quiet } != false }
+    }
 
     /// Whether `tenant` may queue one more hash now: a caller with work to do before its hash
     /// (a sign-in's lookup) asks first, so a flooding tenant's surplus is refused before it

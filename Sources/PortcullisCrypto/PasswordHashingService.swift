@@ -39,6 +39,9 @@ public final class PasswordHashingService: Sendable {
         return try await onPool(tenant) { try hasher.hash(password) }
     }
 
+    /// Whether no password has been hashed (nor waited to be) for `quiet` (``HashingPool/isQuiet(for:now:)``).
+    public func isQuiet(for quiet: Duration) -> Bool { pool.isQuiet(for: quiet) }
+
     /// `TOO_MANY_ATTEMPTS_TRY_LATER` when `tenant`'s share of the hashing pool is full now: a
     /// sign-in asks before its lookup, so a flood's surplus costs no database work.
     public func requireRoom(tenant: TenantScope) throws(AuthError) {

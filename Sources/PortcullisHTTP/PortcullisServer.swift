@@ -33,10 +33,10 @@ public struct PortcullisServer: Sendable {
     /// - Parameters:
     ///   - configuration: everything the server needs, already validated.
     ///   - logger: the logger of the server and every service.
-    ///   - extra: services run beside the server (SIGHUP reload, …).
+    ///   - extra: services run beside the server (SIGHUP reload, …), made from the service graph.
     ///   - onServerRunning: called once the socket listens (sd_notify READY=1).
     public init(
-        configuration: ServerConfiguration, logger: Logger, services extra: [any Service] = [],
+        configuration: ServerConfiguration, logger: Logger, services extra: (AuthServices) -> [any Service] = { _ in [] },
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) throws {
         let metrics = HTTPMetrics(registry: PrometheusCollectorRegistry())
@@ -59,7 +59,7 @@ public struct PortcullisServer: Sendable {
                     ],
                     idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: services.backgroundServices + extra,
+            services: services.backgroundServices + extra(services),
             onServerRunning: onServerRunning,
             logger: logger)
         application.beforeServerStarts { try await services.prepare() }

@@ -1,3 +1,4 @@
+import PortcullisCrypto
 import ServiceLifecycle
 
 #if canImport(Glibc)
@@ -34,14 +35,24 @@ enum GlibcHeap {
     }
 }
 
-/// Trims the heap every `interval`: later than each hash, so hashing itself stays fast.
+/// Trims the heap every `interval`, once password hashing has been quiet for `hashingQuiet`.
+///
+/// A hash allocates 16 MiB, which glibc keeps for the next one; trimmed, the next hash faults
+/// every page of it in again — about 7 ms here, and tens of milliseconds when the host has
+/// reclaimed the pages — so while sign-ins keep coming their memory stays, and an idle daemon
+/// still hands it back.
 struct MemoryTrimService: Service {
     let interval: Duration
+    let hashing: PasswordHashingService
+    let hashingQuiet: Duration
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                do { try await Task.sleep(for: interval) } catch { return }
+                do {
+                    try await Task.sleep(for: interval)
+                    while !hashing.isQuiet(for: hashingQuiet) { try await Task.sleep(for: hashingQuiet) }
+                } catch { return }
                 GlibcHeap.trim()
             }
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NIOCore
+import PortcullisAuth
 import PortcullisHTTP
 
 /// `portcullis serve`: the daemon.
@@ -33,12 +34,14 @@ func runServer(
     configuration.acceptsEmulatorAdminCredential = development
     let server = try PortcullisServer(
         configuration: configuration, logger: logger,
-        services: [
-            ReloadService(
-                loader: loader, initial: settings, output: output, abuseGuard: configuration.abuseGuard, logger: logger),
-            SystemdStoppingNotifier(),
-            MemoryTrimService(interval: .seconds(30)),
-        ],
+        services: { services in
+            [
+                ReloadService(
+                    loader: loader, initial: settings, output: output, abuseGuard: configuration.abuseGuard, logger: logger),
+                SystemdStoppingNotifier(),
+                MemoryTrimService(interval: .seconds(30), hashing: services.passwords, hashingQuiet: .seconds(10)),
+            ]
+        },
         onServerRunning: { channel in
             logger.notice(
                 "portcullis is listening",

@@ -169,6 +169,25 @@ struct HashingPoolTests {
         try await flood.release()
     }
 
+    @Test("the pool is quiet only once no hash has run or waited for the quiet period")
+    func quiet() async throws {
+        let pool = HashingPool(threads: 1, load: SetLoad(busy: false), spare: false)
+        let period = Duration.seconds(10)
+        #expect(pool.isQuiet(for: period))
+        let gate = Gate()
+        let running = Task { try await pool.run(for: "t") { gate.wait() } }
+        try await Self.until { gate.waiting }
+        let waiting = Task { try await pool.run(for: "u") { 0 } }
+        try await Self.until { pool.pending == 2 }
+        // Neither a running hash nor a waiting one is quiet, however long ago the last one ended.
+        #expect(!pool.isQuiet(for: period, now: .now + .seconds(60)))
+        gate.open()
+        _ = try await (running.value, waiting.value)
+        let ended = ContinuousClock.now
+        #expect(!pool.isQuiet(for: period, now: ended + .seconds(9)))
+        #expect(pool.isQuiet(for: period, now: ended + period))
+    }
+
     @Test("a tenant alone gets every thread of the pool")
     func aloneGetsEverything() async throws {
         // Each hash waits (bounded) until both run at once: only two threads serving one tenant can pass.
@@ -221,7 +240,7 @@ struct HashingPoolTests {
         load.busy.store(false, ordering: .relaxed)
         gate.open()
         try await held.value
-        for task in queued { try await task.value }
+        for task in queued { _ = try await task.value }
         #expect(overlap.most == 2)
     }
 
