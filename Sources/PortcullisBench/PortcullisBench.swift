@@ -10,6 +10,8 @@ import Synchronization
 /// figures beside what the cryptography alone allows on the same machine.
 ///
 ///     portcullis-bench scrypt [threads] [seconds]   scrypt N=2^14 r=8 p=1 hashes/s
+///     portcullis-bench scrypt-paced PAUSE COUNT      COUNT such hashes one at a time, PAUSE seconds
+///                                                     apart: their p50 and p99 in milliseconds
 ///     portcullis-bench sign ALG [threads] [seconds] ID tokens signed/s (RS256, ES256, EdDSA)
 ///     portcullis-bench rsa LIB OP [threads] [seconds] RSA-2048 RS256 signatures made (OP sign) or
 ///                                                     checked (OP verify)/s by LIB libcrypto or swift-crypto
@@ -26,8 +28,13 @@ enum PortcullisBench {
         let work: @Sendable () -> Void
         switch mode {
         case "scrypt":
-            let hasher = PasswordHasher(parameters: .standard)
-            work = { _ = try? hasher.hash("correct horse battery staple") }
+            work = hashOnce
+        case "scrypt-paced":
+            guard arguments.count == 2, let pause = Double(arguments[0]), let count = Int(arguments[1]), count > 0 else { usage() }
+            let times = paced(pause: pause, count: count, hashOnce).sorted()
+            let p99 = times[min(count - 1, count * 99 / 100)]
+            FileHandle.standardOutput.write(Data(String(format: "%.2f %.2f\n", times[count / 2], p99).utf8))
+            return
         case "sign":
             guard let name = arguments.first, let algorithm = TenantSettings.SigningAlgorithm(rawValue: name),
                 let key = try? SigningKey.generate(algorithm), let keyring = try? await Keyring(active: key, keys: [key])
@@ -70,6 +77,22 @@ enum PortcullisBench {
         return Double(runs.load(ordering: .relaxed)) / elapsed
     }
 
+    /// One password hash of the daemon's default parameters.
+    static let hashOnce: @Sendable () -> Void = {
+        _ = try? PasswordHasher(parameters: .standard).hash("correct horse battery staple")
+    }
+
+    /// Runs `work` `count` times on this thread, sleeping `pause` seconds before each, as a
+    /// client signing in now and then would have it run; returns each run's milliseconds.
+    static func paced(pause: Double, count: Int, _ work: () -> Void) -> [Double] {
+        (0..<count).map { _ in
+            Thread.sleep(forTimeInterval: pause)
+            let start = DispatchTime.now().uptimeNanoseconds
+            work()
+            return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        }
+    }
+
     /// The claims of a typical ID token, so the rate includes encoding as the daemon does it.
     static func sampleClaims() -> JSONValue {
         let now = Int64(Date().timeIntervalSince1970)
@@ -84,7 +107,8 @@ enum PortcullisBench {
         FileHandle.standardError.write(
             Data(
                 """
-                usage: portcullis-bench scrypt [threads] [seconds] | sign RS256|ES256|EdDSA [threads] [seconds]
+                usage: portcullis-bench scrypt [threads] [seconds] | scrypt-paced PAUSE COUNT
+                       | sign RS256|ES256|EdDSA [threads] [seconds]
                        | rsa libcrypto|swift-crypto sign|verify [threads] [seconds]
                        | custom-token KEY_FILE CLIENT_EMAIL KID UID [TENANT]
 

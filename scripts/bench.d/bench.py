@@ -618,10 +618,13 @@ def new_tenants(a, end_user, auth):
     keys a second on one core; a burst of new tenants faster than that waits for key
     generation, as the informational row shows (100 tenants back to back).
 
-    The target's "one hash" is raw scrypt on one thread measured just before and just after
-    the first row, their mean: the host's speed can drift over a run (in one, the same hash read
-    28 ms in the run's first minute and 34–40 ms by this section), and the anchor is to stand
-    for a hash at the moment the row is measured."""
+    The target's "one hash" is a bare hash timed as the row is: raw scrypt on one thread, one
+    every 0.5 s, 100 of them, right after the row, compared p99 to p99. A hash run now and then
+    is slower than one in a loop on this kind of host and far more spread out (p50 37 and p99
+    51 ms against a loop's 28 and 38 ms, in one process with its memory kept), so the row's p99
+    against a loop's mean would measure the host, not what being new costs. The loop's figure
+    (its mean just before and just after the row: the host's speed can drift over a run) is
+    printed beside it."""
     rows = (("new_tenant", "first sign-in in a brand-new tenant", 0.5), ("new_tenant_sign_up", "first sign-up in a brand-new tenant", 0.5),
             ("new_tenant_burst", "first sign-in in a brand-new tenant", 0), ("old_tenant", "sign-in in one existing tenant", 0.5))
     hash_ms = []
@@ -633,7 +636,10 @@ def new_tenants(a, end_user, auth):
         if name == "new_tenant":
             hash_ms.append(1000 / float(run([f"{BIN}/portcullis-bench", "scrypt", "1", "5"]).stdout))
             results["new_tenant_hash_ms"] = statistics.mean(hash_ms)
-            log(f"  raw scrypt beside it: {hash_ms[0]:.1f} ms before, {hash_ms[1]:.1f} ms after")
+            log(f"  raw scrypt in a loop beside it: {hash_ms[0]:.1f} ms before, {hash_ms[1]:.1f} ms after")
+            p50, p99 = map(float, run([f"{BIN}/portcullis-bench", "scrypt-paced", str(pause), "100"]).stdout.split())
+            results["paced_hash"] = {"p50_ms": p50, "p99_ms": p99}
+            log(f"  raw scrypt timed alike (one every {pause} s, 100): p50 {p50:.1f} ms, p99 {p99:.1f} ms")
 
 
 def first_requests(a, end_user, auth, name, pause):
@@ -1018,7 +1024,12 @@ def report():
                  "tenant caches (64 MiB): " + ", ".join(f"{cache} {figures.get('portcullis_cache_entries', 0):.0f}"
                                                         for cache, figures in sorted(r["tenant_caches"].items())),
                  "< 300 MB", r["rss_many_used_mb"] < 300),
-        lambda: ("first sign-in in a brand-new tenant (RS256), one every 0.5 s", f"p99 {r['new_tenant']['p99_ms']:.1f} ms", f"one hash {r['new_tenant_hash_ms']:.1f} ms (raw scrypt beside the row; {hash_ms:.1f} ms at the run's start) + {r['new_tenant']['p99_ms'] - r['new_tenant_hash_ms']:.1f} ms, p50 {r['new_tenant']['p50_ms']:.1f} ms; sign-ins in an existing tenant, timed alike: p50 {r['old_tenant']['p50_ms']:.1f} ms, p99 {r['old_tenant']['p99_ms']:.1f} ms", "p99 < hash + 20 ms", r["new_tenant"]["p99_ms"] < r["new_tenant_hash_ms"] + 20),
+        lambda: ("first sign-in in a brand-new tenant (RS256), one every 0.5 s", f"p99 {r['new_tenant']['p99_ms']:.1f} ms",
+                 f"a bare hash timed alike: p99 {r['paced_hash']['p99_ms']:.1f} ms + {r['new_tenant']['p99_ms'] - r['paced_hash']['p99_ms']:.1f} ms "
+                 f"(p50 {r['new_tenant']['p50_ms']:.1f} ms against {r['paced_hash']['p50_ms']:.1f}); a hash in a loop {r['new_tenant_hash_ms']:.1f} ms "
+                 f"({hash_ms:.1f} ms at the run's start) + {r['new_tenant']['p99_ms'] - r['new_tenant_hash_ms']:.1f} ms; sign-ins in an existing "
+                 f"tenant, timed alike: p50 {r['old_tenant']['p50_ms']:.1f} ms, p99 {r['old_tenant']['p99_ms']:.1f} ms",
+                 "p99 < hash + 20 ms", r["new_tenant"]["p99_ms"] < r["paced_hash"]["p99_ms"] + 20),
         lambda: ("first sign-up in a brand-new tenant (RS256), one every 0.5 s", f"p99 {r['new_tenant_sign_up']['p99_ms']:.1f} ms", f"one hash {hash_ms:.1f} ms + {r['new_tenant_sign_up']['p99_ms'] - hash_ms:.1f} ms, p50 {r['new_tenant_sign_up']['p50_ms']:.1f} ms", "(informational)", None),
         lambda: ("first sign-in, 100 new tenants back to back", f"p99 {r['new_tenant_burst']['p99_ms']:.1f} ms", f"p50 {r['new_tenant_burst']['p50_ms']:.1f} ms; past the pool's four keys each waits for one to be made", "(informational)", None),
         *[(lambda name=name: scale_row(r, name)) for name in ("sign_in", "refresh", "lookup")],
