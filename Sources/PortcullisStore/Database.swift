@@ -162,10 +162,10 @@ public final class Database: Service, Sendable {
 
     /// Runs `body` on a leased connection, within ``DatabaseSettings/requestTimeout``.
     ///
-    /// For reads. A write runs in ``withTransaction(function:_:)``: a single statement's
-    /// implicit transaction commits only at the protocol's `Sync`, after postgres-nio has
-    /// already reported the statement done, so a backend killed in between (or a commit
-    /// that fails) would be acknowledged without being committed.
+    /// For reads. A write runs in ``withTransaction(function:_:)`` (or `committed(_:logger:function:)`):
+    /// a single statement's implicit transaction commits only at the protocol's `Sync`, after
+    /// postgres-nio has already reported the statement done, so a backend killed in between
+    /// (or a commit that fails) would be acknowledged without being committed.
     ///
     /// PostgreSQL's errors come out as domain errors (`DatabaseErrors`): `AuthError` for
     /// bad values, a lost server or a fault, the `Conflict` a unique index enforces for its refusal.
@@ -190,6 +190,36 @@ public final class Database: Service, Sendable {
             } catch {
                 throw DatabaseErrors.translateLease(error, logger: logger)
             }
+        }
+    }
+
+    /// Runs `statement` as a transaction of its own and returns its rows once PostgreSQL has
+    /// confirmed the commit: a write of one statement in two round trips, where
+    /// ``withTransaction(function:_:)``'s `BEGIN` … `COMMIT` takes three. The batched refresh
+    /// and sign-in run this way: each round trip is a wakeup of this daemon and of a backend,
+    /// and they were most of a batch's time (BENCHMARKS.md).
+    ///
+    /// A statement outside `BEGIN` commits at the protocol's `Sync`, after postgres-nio has
+    /// reported it done, so its rows prove nothing. The confirmation is the next query on the
+    /// connection: postgres-nio sends it only after that `Sync`'s `ReadyForQuery`, and closes
+    /// the connection when an error comes after a statement's completion (a commit refused),
+    /// so it is answered only if the commit succeeded. Errors and the timeout are
+    /// ``withConnection(function:_:)``'s; a failed confirmation leaves the commit's outcome
+    /// unknown, as a lost `COMMIT` reply does, and is `UNAVAILABLE`.
+    func committed<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, logger: Logger, function: String = #function
+    ) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        try await withConnection(function: function) { connection in
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            // Written from the connection's event loop, where the check and the write see the
+            // connection as its reader does: a query written once it has closed (as it does
+            // when a commit is refused) is never answered.
+            try await connection.eventLoop.flatSubmit { () -> EventLoopFuture<Void> in
+                guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(AuthError(.unavailable)) }
+                return connection.query("SELECT 1", logger: logger).map { _ in }
+            }.get()
+            return rows
         }
     }
 

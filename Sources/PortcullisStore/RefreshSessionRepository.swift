@@ -102,15 +102,18 @@ public struct RefreshSessionRepository: Sendable {
         self.logger = logger
         let leaders = concurrentBatches ?? max(2, ProcessInfo.processInfo.activeProcessorCount)
         let slots = min(leaders, database.settings.maximumConnections)
-        // Each batch is a transaction of its own, answered only once its COMMIT is confirmed.
+        // Each batch is one statement and a transaction of its own, answered only once its
+        // commit is confirmed.
         rotations = StatementBatcher(
             maximumLeaders: slots, maximumBatch: 64, key: { RowKey(tenant: $0.tenant, id: $0.sessionId) }
         ) { [logger] batch in
-            try await database.withTransaction { transaction in try await Self.rotateCurrent(batch, in: transaction, logger: logger) }
+            let statement = RotateCurrentTokens(batch)
+            return try statement.answers(try await database.committed(statement, logger: logger, function: "rotateCurrent"))
         }
         starts = StatementBatcher(maximumLeaders: slots, maximumBatch: 64, key: { RowKey(tenant: $0.scope.key, id: $0.uid) }) {
             [logger] batch in
-            try await database.withTransaction { transaction in try await Self.start(batch, in: transaction, logger: logger) }
+            let statement = StartSessions(batch)
+            return try statement.answers(try await database.committed(statement, logger: logger, function: "start"))
         }
     }
 
@@ -142,22 +145,13 @@ public struct RefreshSessionRepository: Sendable {
 
     /// ``start(_:)`` inside the caller's transaction (a sign-in decided under the user's row lock).
     public func start(_ start: SessionStart, in transaction: Transaction) async throws -> Timestamp? {
-        try await Self.start([start], in: transaction, logger: logger)[0]
+        try await Self.start(start, in: transaction, logger: logger)
     }
 
-    /// Starts each session whose user still qualifies, in one statement; `nil` for the others.
-    static func start(
-        _ batch: [SessionStart], in transaction: Transaction, logger: Logger
-    ) async throws -> [Timestamp?] {
-        // Sorted by user, so batches that share users (other instances') lock them in one order.
-        let order = batch.indices.sorted { (batch[$0].scope.key, batch[$0].uid) < (batch[$1].scope.key, batch[$1].uid) }
-        let statement = StartSessions(starts: order.map { batch[$0] })
-        var started = [Timestamp?](repeating: nil, count: batch.count)
-        for try await row in try await transaction.execute(statement, logger: logger) {
-            guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
-            started[order[row.position - 1]] = Timestamp(microseconds: row.started)
-        }
-        return started
+    /// ``start(_:in:)`` for a caller without the repository (a sign-up's first session).
+    static func start(_ start: SessionStart, in transaction: Transaction, logger: Logger) async throws -> Timestamp? {
+        let statement = StartSessions([start])
+        return try statement.answers(try await transaction.execute(statement, logger: logger))[0]
     }
 
     /// The common refresh, batched with whatever other refreshes are waiting: the presented
@@ -179,23 +173,8 @@ public struct RefreshSessionRepository: Sendable {
     public func rotateCurrent(
         _ rotation: Rotation, in transaction: Transaction
     ) async throws -> (session: RefreshSession, user: User)? {
-        try await Self.rotateCurrent([rotation], in: transaction, logger: logger)[0]
-    }
-
-    /// Rotates each live session whose current token is the one presented, in one
-    /// statement; `nil` for every request with anything off.
-    private static func rotateCurrent(
-        _ batch: [Rotation], in transaction: Transaction, logger: Logger
-    ) async throws -> [(session: RefreshSession, user: User)?] {
-        // Sorted by session, so batches that share rows (other instances') lock them in one order.
-        let order = batch.indices.sorted { (batch[$0].tenant, batch[$0].sessionId) < (batch[$1].tenant, batch[$1].sessionId) }
-        let statement = RotateCurrentTokens(rotations: order.map { batch[$0] })
-        var rotated = [(session: RefreshSession, user: User)?](repeating: nil, count: batch.count)
-        for try await row in try await transaction.execute(statement, logger: logger) {
-            guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
-            rotated[order[row.position - 1]] = (row.session, row.user)
-        }
-        return rotated
+        let statement = RotateCurrentTokens([rotation])
+        return try statement.answers(try await transaction.execute(statement, logger: logger))[0]
     }
 
     /// A session as read for `RefreshTokenPolicy`, judged against the presented token.

@@ -46,7 +46,28 @@ extension RefreshSessionRepository {
             .int8Array, .textArray,
         ]
 
+        /// The requests, sorted by user, so batches that share users (other instances') lock
+        /// them in one order.
         let starts: [SessionStart]
+        /// Where each of ``starts`` is in the batch.
+        private let order: [Int]
+
+        /// The statement for `batch`.
+        init(_ batch: [SessionStart]) {
+            order = batch.indices.sorted { (batch[$0].scope.key, batch[$0].uid) < (batch[$1].scope.key, batch[$1].uid) }
+            starts = order.map { batch[$0] }
+        }
+
+        /// Each request's session start, in the batch's order, from the statement's rows:
+        /// `nil` where its user no longer qualifies.
+        func answers(_ rows: [(position: Int, started: Int64)]) throws -> [Timestamp?] {
+            var started = [Timestamp?](repeating: nil, count: order.count)
+            for row in rows {
+                guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
+                started[order[row.position - 1]] = Timestamp(microseconds: row.started)
+            }
+            return started
+        }
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 11)
@@ -134,7 +155,30 @@ extension RefreshSessionRepository {
             """
         static let bindingDataTypes: [PostgresDataType] = [.textArray, .textArray, .byteaArray, .byteaArray, .int8Array]
 
+        /// The requests, sorted by session, so batches that share rows (other instances') lock
+        /// them in one order.
         let rotations: [Rotation]
+        /// Where each of ``rotations`` is in the batch.
+        private let order: [Int]
+
+        /// The statement for `batch`.
+        init(_ batch: [Rotation]) {
+            order = batch.indices.sorted { (batch[$0].tenant, batch[$0].sessionId) < (batch[$1].tenant, batch[$1].sessionId) }
+            rotations = order.map { batch[$0] }
+        }
+
+        /// Each request's rotated session and user, in the batch's order, from the statement's
+        /// rows: `nil` where anything was off.
+        func answers(
+            _ rows: [(position: Int, session: RefreshSession, user: User)]
+        ) throws -> [(session: RefreshSession, user: User)?] {
+            var rotated = [(session: RefreshSession, user: User)?](repeating: nil, count: order.count)
+            for row in rows {
+                guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
+                rotated[order[row.position - 1]] = (row.session, row.user)
+            }
+            return rotated
+        }
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 5)

@@ -20,11 +20,13 @@ public struct Transaction: Sendable {
         try await connection.query(query, logger: logger, file: file, line: line)
     }
 
-    /// Runs a prepared statement in the transaction.
+    /// Runs a prepared statement in the transaction and returns its rows.
     func execute<Statement: PostgresPreparedStatement>(
         _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
-    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row> {
-        try await connection.execute(statement, logger: logger, file: file, line: line)
+    ) async throws -> [Statement.Row] {
+        var rows: [Statement.Row] = []
+        for try await row in try await connection.execute(statement, logger: logger, file: file, line: line) { rows.append(row) }
+        return rows
     }
 
     /// Announces that the transaction changes what `events` describe.

@@ -52,7 +52,7 @@ public struct UserRepository: Sendable {
     ) async throws -> (user: User, started: Timestamp) {
         try await database.withTransaction { [self] transaction in
             let created = try await insert(user, passwordHash: passwordHash, in: transaction)
-            guard let started = try await RefreshSessionRepository.start([firstSession], in: transaction, logger: logger)[0]
+            guard let started = try await RefreshSessionRepository.start(firstSession, in: transaction, logger: logger)
             else { throw AuthError(.internalError, detail: "a new user's session did not start") }
             return (created, started)
         }

@@ -36,6 +36,10 @@ struct DurabilityTests {
         }
     }
 
+    /// Well inside the tests' `database.request_timeout` (30 s): a refused commit is answered
+    /// when it is refused, not when the request's deadline gives up on a confirmation.
+    static let atOnce = Duration.seconds(10)
+
     static func allowCommits(_ database: Database, table: String) async throws {
         _ = try await database.withConnection { connection in
             try await connection.query(
@@ -49,8 +53,10 @@ struct DurabilityTests {
             let tenant = try await gateway.createTenant(#"{"allowPasswordSignup":true}"#)
             let session = try await gateway.signUp("durable@example.com", tenant: tenant)
             try await Self.refuseCommits(gateway.server.database, table: "refresh_sessions", tenant: tenant, on: "UPDATE")
+            let asked = ContinuousClock.now
             let refused = try await gateway.refresh(session.refreshToken)
             #expect(refused.status != .ok, "\(String(buffer: refused.body))")
+            #expect(ContinuousClock.now - asked < Self.atOnce, "answered only at its deadline")
             try await Self.allowCommits(gateway.server.database, table: "refresh_sessions")
             // Nothing was rotated: the token the client still holds is the current one.
             let retried = try await gateway.refresh(session.refreshToken)
@@ -64,9 +70,11 @@ struct DurabilityTests {
             let tenant = try await gateway.createTenant(#"{"allowPasswordSignup":true}"#)
             _ = try await gateway.signUp("signin@example.com", tenant: tenant)
             try await Self.refuseCommits(gateway.server.database, table: "refresh_sessions", tenant: tenant, on: "INSERT")
+            let asked = ContinuousClock.now
             let refused = try await gateway.endUser(
                 "accounts:signInWithPassword", ["email": "signin@example.com", "password": "correct horse"], tenant: tenant)
             #expect(refused.status != .ok, "\(String(buffer: refused.body))")
+            #expect(ContinuousClock.now - asked < Self.atOnce, "answered only at its deadline")
             if refused.status == .ok, case .string(let token)? = try refused.json().value(at: ["refreshToken"]) {
                 // Acknowledged: the session must exist.
                 try await Self.allowCommits(gateway.server.database, table: "refresh_sessions")

@@ -342,15 +342,17 @@ def refresh(end_user, rs256, es256):
         with open(f"{WORK}/tokens", "w") as file:
             file.write("\n".join(tokens) + "\n")
         log(f"refresh ({name[-5:].upper()}), wrk -t2 -c16")
-        # Requests a transaction (the batcher's batch size) from the database's commit count.
-        # A backend reports its counts within a second of going idle, hence the pauses.
+        # Requests a WAL flush (the batcher's batch size: each batch commits, and waits for, one)
+        # from the server's count of them; its commit count would also count the read-only
+        # transaction that confirms each batch's commit. A backend reports its counts within a
+        # second of going idle, hence the pauses.
         time.sleep(1.5)
-        commits = int(psql("SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'"))
+        flushes = int(psql("SELECT wal_sync FROM pg_stat_wal"))
         results[name] = wrk(f"{end_user}/token?key={API_KEY}", 2, 16, "refresh.lua",
                             {"BENCH_TOKENS": f"{WORK}/tokens", "BENCH_THREADS": "2"})
         time.sleep(1.5)
-        commits = int(psql("SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'")) - commits
-        results[name]["per_commit"] = results[name]["rate"] * SECONDS / max(commits, 1)
+        flushes = int(psql("SELECT wal_sync FROM pg_stat_wal")) - flushes
+        results[name]["per_flush"] = results[name]["rate"] * SECONDS / max(flushes, 1)
         log(f"  {results[name]}")
 
 
@@ -1015,7 +1017,7 @@ def report():
         lambda: ("refresh RS256, -c16", f"{r['refresh_rs256']['rate']:.0f}/s", f"{r['refresh_rs256']['rate'] * (1 / r['refresh_es256']['rate'] + 1 / r['openssl_rs256']):.2f} × 1/(1/ES256 refresh + 1/OpenSSL RS256 {r['openssl_rs256']:.0f}/s), {r['refresh_rs256']['rate'] / r['pgbench']:.2f} × pgbench ({r['pgbench']:.0f} TPS)", "≥ 0.9", r["refresh_rs256"]["rate"] * (1 / r["refresh_es256"]["rate"] + 1 / r["openssl_rs256"]) >= 0.9),
         lambda: ("refresh ES256, -c16", f"{r['refresh_es256']['rate']:.0f}/s", f"{r['refresh_es256']['rate'] / r['pgbench']:.2f} × pgbench -N", "≥ 1.0", r["refresh_es256"]["rate"] / r["pgbench"] >= 1.0),
         lambda: ("refresh RS256 / ES256 against raw signing", "", f"{r['refresh_rs256']['rate'] / r['sign_RS256']:.2f} × / {r['refresh_es256']['rate'] / r['sign_ES256']:.2f} × ({r['sign_RS256']:.0f} / {r['sign_ES256']:.0f} tokens/s)", "(informational)", None),
-        lambda: ("refresh RS256 / ES256, requests a transaction (a batch)", "", f"{r['refresh_rs256']['per_commit']:.1f} / {r['refresh_es256']['per_commit']:.1f}", "(informational)", None),
+        lambda: ("refresh RS256 / ES256, requests a WAL flush (a batch)", "", f"{r['refresh_rs256']['per_flush']:.1f} / {r['refresh_es256']['per_flush']:.1f}", "(informational)", None),
         lambda: ("refresh RS256 / ES256 against autocommit statements", "", f"{r['refresh_rs256']['rate'] / r['pgbench_autocommit']:.2f} × / {r['refresh_es256']['rate'] / r['pgbench_autocommit']:.2f} × ({r['pgbench_autocommit']:.0f} TPS)", "(informational)", None),
         lambda: ("federated sign-in, existing users, cached JWKS, -c16", f"{r['federated']['rate']:.0f}/s", f"{r['federated']['rate'] / r['refresh_rs256']['rate']:.2f} × refresh RS256 of the same tenant", "≥ 0.5", r["federated"]["rate"] / r["refresh_rs256"]["rate"] >= 0.5),
         lambda: ("custom-token sign-in, existing users, -c16", f"{r['custom_token']['rate']:.0f}/s", f"{r['custom_token']['rate'] / r['refresh_rs256']['rate']:.2f} × refresh RS256 of the same tenant", "≥ 0.5", r["custom_token"]["rate"] / r["refresh_rs256"]["rate"] >= 0.5),
