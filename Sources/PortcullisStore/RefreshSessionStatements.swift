@@ -61,12 +61,7 @@ extension RefreshSessionRepository {
         /// Each request's session start, in the batch's order, from the statement's rows:
         /// `nil` where its user no longer qualifies.
         func answers(_ rows: [(position: Int, started: Int64)]) throws -> [Timestamp?] {
-            var started = [Timestamp?](repeating: nil, count: order.count)
-            for row in rows {
-                guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
-                started[order[row.position - 1]] = Timestamp(microseconds: row.started)
-            }
-            return started
+            try RefreshSessionRepository.inBatchOrder(rows.map { ($0.position, Timestamp(microseconds: $0.started)) }, order: order)
         }
 
         func makeBindings() throws -> PostgresBindings {
@@ -90,6 +85,17 @@ extension RefreshSessionRepository {
             let (position, started) = try row.decode((Int64, Int64).self)
             return (Int(position), started)
         }
+    }
+
+    /// A batched statement's answers in its batch's order: `order[i]` is where the request at
+    /// the statement's position `i + 1` came in the batch; `nil` for a request no row answered.
+    static func inBatchOrder<Answer>(_ answers: [(position: Int, answer: Answer)], order: [Int]) throws -> [Answer?] {
+        var ordered = [Answer?](repeating: nil, count: order.count)
+        for (position, answer) in answers {
+            guard order.indices.contains(position - 1) else { throw AuthError(.internalError) }
+            ordered[order[position - 1]] = answer
+        }
+        return ordered
     }
 
     /// One refresh request of a batch: the presented token's hash for its successor's.
@@ -172,12 +178,7 @@ extension RefreshSessionRepository {
         func answers(
             _ rows: [(position: Int, session: RefreshSession, user: User)]
         ) throws -> [(session: RefreshSession, user: User)?] {
-            var rotated = [(session: RefreshSession, user: User)?](repeating: nil, count: order.count)
-            for row in rows {
-                guard order.indices.contains(row.position - 1) else { throw AuthError(.internalError) }
-                rotated[order[row.position - 1]] = (row.session, row.user)
-            }
-            return rotated
+            try RefreshSessionRepository.inBatchOrder(rows.map { ($0.position, ($0.session, $0.user)) }, order: order)
         }
 
         func makeBindings() throws -> PostgresBindings {
