@@ -13,8 +13,9 @@ import Testing
 /// DESIGN.md §6: a 2xx is sent only after its write has committed. A transaction that
 /// fails at its commit (here a deferred constraint trigger refuses it; a backend killed
 /// between a statement's completion and its commit is the same to the client) must never
-/// be acknowledged: every write runs in an explicit transaction whose `COMMIT` the server
-/// confirmed, batched ones included.
+/// be acknowledged: every write is answered only once the server confirmed its commit, an
+/// explicit transaction's `COMMIT` or, for the batched refreshes and session starts (one
+/// statement each, a transaction of its own), the next query on the connection.
 @Suite("Durability: nothing acknowledged is lost")
 struct DurabilityTests {
     /// Makes every commit that wrote a row of `table` for `tenant` fail, as late as possible:
