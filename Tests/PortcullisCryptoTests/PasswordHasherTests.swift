@@ -19,7 +19,12 @@ struct PasswordHasherTests {
         #expect(PasswordHasher(parameters: .standard).needsRehash(hash))
         // Verification reads the stored parameters, not the hasher's.
         #expect(PasswordHasher(parameters: .standard).verify("correct horse", against: hash))
-        for broken in ["", "$scrypt$", "$bcrypt$ln=10,r=8,p=1$AAAA$BBBB", "$scrypt$ln=99,r=8,p=1$AAAA$BBBB", hash + "x"] {
+        // Another digest of the same length: its first character carries six bits of the first
+        // byte. (A character appended instead made a 33-byte digest, a valid scrypt output of
+        // another length whose last byte matched the password's one time in 256.)
+        let digest = hash.split(separator: "$")[3]
+        let altered = hash.dropLast(digest.count) + (digest.hasPrefix("A") ? "B" : "A") + digest.dropFirst()
+        for broken in ["", "$scrypt$", "$bcrypt$ln=10,r=8,p=1$AAAA$BBBB", "$scrypt$ln=99,r=8,p=1$AAAA$BBBB", String(altered)] {
             #expect(!hasher.verify("correct horse", against: broken))
         }
     }
